@@ -1,0 +1,115 @@
+"""A batched arena: two agents play many games at once, in one compiled loop."""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.games import base as game_base
+from alphago_jax.search.base import Agent
+
+
+@struct.dataclass
+class GameResults:
+  """Outcomes of a batch of finished games.
+
+  Attributes:
+    returns: float32 `[B, 2]`, each player's total reward (+1 / 0 / -1).
+    lengths: int32 `[B]`, moves played.
+    terminated: bool `[B]`, False only for games stopped by `max_moves`.
+  """
+  returns: chex.Array
+  lengths: chex.Array
+  terminated: chex.Array
+
+
+def _select(mask, new, old):
+  return jax.tree.map(
+      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
+                             x, y), new, old)
+
+
+def play(game: game_base.Game, agents: Tuple[Agent, Agent],
+         key: chex.PRNGKey, *, num_games: int,
+         max_moves: int | None = None) -> GameResults:
+  """Plays `num_games` games, `agents[0]` as player 0, `agents[1]` as 1.
+
+  Each loop iteration gives each seat one half-move in the games where it is
+  to move, so strictly alternating games advance every game on every call of
+  either agent.
+
+  Args:
+    game: the game.
+    agents: the two agents, by seat.
+    key: PRNG key, consumed.
+    num_games: batch size B >= 1.
+    max_moves: stop unfinished games after this many loop iterations (each
+      iteration is one move per seat); None plays every game to its end.
+  """
+  if isinstance(num_games, bool) or not isinstance(num_games, int) or (
+      num_games < 1):
+    raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+  if max_moves is not None and (not isinstance(max_moves, int) or
+                                max_moves < 1):
+    raise ValueError(f"max_moves must be a positive integer or None, got "
+                     f"{max_moves!r}")
+
+  def cond(carry):
+    states, _, _, n = carry
+    going = ~jnp.all(states.terminated)
+    if max_moves is not None:
+      going &= n < max_moves
+    return going
+
+  def body(carry):
+    states, key, total, n = carry
+    key, *seat_keys = jax.random.split(key, 3)
+    for seat, (agent, k) in enumerate(zip(agents, seat_keys)):
+      actions = agent(states, k)
+      moving = (states.current_player == seat) & ~states.terminated
+      stepped = jax.vmap(game.step)(states, actions)
+      total = total + jnp.where(moving[:, None], stepped.rewards, 0.0)
+      states = _select(moving, stepped, states)
+    return states, key, total, n + 1
+
+  @jax.jit
+  def run(key):
+    init_key, loop_key = jax.random.split(key)
+    states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+    carry = (states, loop_key, jnp.zeros((num_games, 2), jnp.float32),
+             jnp.int32(0))
+    states, _, total, _ = jax.lax.while_loop(cond, body, carry)
+    return GameResults(returns=total, lengths=states.step_count,
+                       terminated=states.terminated)
+
+  return run(key)
+
+
+@struct.dataclass
+class Record:
+  """Win/draw/loss counts of one side, with 95% Wilson intervals."""
+  wins: int
+  draws: int
+  losses: int
+
+  @property
+  def games(self) -> int:
+    return self.wins + self.draws + self.losses
+
+  def rate(self, outcome: str) -> float:
+    return getattr(self, outcome) / self.games
+
+  def interval(self, outcome: str) -> Tuple[float, float]:
+    return wilson_interval(getattr(self, outcome), self.games)
+
+
+def record(results: GameResults, player: int = 0) -> Record:
+  """Win/draw/loss of `player` over finished games (unfinished: draws)."""
+  r = jax.device_get(results.returns[:, player])
+  return Record(wins=int((r > 0).sum()), draws=int((r == 0).sum()),
+                losses=int((r < 0).sum()))

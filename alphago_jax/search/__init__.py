@@ -1,0 +1,22 @@
+"""Search: classic UCT and Monte Carlo on mctx, exact solvers, agents."""
+
+from alphago_jax.search.agents import random_agent
+from alphago_jax.search.base import Agent, SearchOutput, argmax_random_tiebreak
+from alphago_jax.search.monte_carlo import (MonteCarloConfig,
+                                            monte_carlo_agent,
+                                            monte_carlo_search)
+from alphago_jax.search.rollout import random_legal_action, random_rollout
+from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
+                                       minimax, solve, solver_agent)
+from alphago_jax.search.uct import (UCTConfig, rollout_recurrent_fn,
+                                    ucb1_action_selection, ucb1_scores,
+                                    uct_agent, uct_search)
+
+__all__ = [
+    "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
+    "UCTConfig", "alphabeta", "argmax_random_tiebreak", "minimax",
+    "monte_carlo_agent", "monte_carlo_search", "random_agent",
+    "random_legal_action", "random_rollout", "rollout_recurrent_fn", "solve",
+    "solver_agent", "ucb1_action_selection", "ucb1_scores", "uct_agent",
+    "uct_search",
+]

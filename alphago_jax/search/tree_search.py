@@ -1,0 +1,128 @@
+"""mctx's generic tree search, with a backup that scales to big batches.
+
+`search` has exactly the signature and semantics of `mctx.search` and uses
+mctx's own `Tree`, `simulate` and `expand`; tests check that it builds the
+same tree, bit for bit. Only the backup differs in how it is written.
+
+Why: `mctx.search` backs up with a `jax.vmap`-ed `while_loop` whose carry is
+the whole tree. Under vmap a loop with a per-game predicate becomes "run the
+body for every game, then select old or new carry", and that select copies
+every tree array on every step up the path. The copy grows with
+batch x num_simulations: at batch 1024 and 1000 simulations it made a
+simulation 100x slower than at 100 simulations. Here the loop runs on the
+whole batch with one scalar predicate ("is any game still below its root?")
+and writes with scatters, which XLA performs in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+from mctx._src import action_selection as mctx_action_selection
+from mctx._src import search as mctx_search
+
+Tree = mctx.Tree
+
+
+def backward(tree: Tree, leaf_index: chex.Array) -> Tree:
+  """Backs the leaf values up to the root, for a batch of trees.
+
+  Same arithmetic as mctx's backward: along the path, the value seen from a
+  parent is `reward + discount * value`, node values are running means and
+  visit counts are incremented.
+
+  Args:
+    tree: a batched tree `[B, ...]`.
+    leaf_index: int `[B]`, the node just expanded in each tree.
+
+  Returns:
+    The updated tree.
+  """
+  batch = leaf_index.shape[0]
+  rows = jnp.arange(batch)
+  leaf_index = leaf_index.astype(jnp.int32)
+
+  def cond(carry):
+    _, _, index = carry
+    return jnp.any(index != Tree.ROOT_INDEX)
+
+  def body(carry):
+    tree, leaf_value, index = carry
+    active = index != Tree.ROOT_INDEX
+    # Finished rows point at the root and rewrite its current values: a no-op.
+    parent = jnp.where(active, tree.parents[rows, index], Tree.ROOT_INDEX)
+    action = jnp.where(active, tree.action_from_parent[rows, index], 0)
+    count = tree.node_visits[rows, parent]
+    new_leaf_value = (tree.children_rewards[rows, parent, action] +
+                      tree.children_discounts[rows, parent, action] *
+                      leaf_value)
+    old_parent_value = tree.node_values[rows, parent]
+    parent_value = (old_parent_value * count + new_leaf_value) / (count + 1.0)
+    old_child_value = tree.children_values[rows, parent, action]
+    old_child_visits = tree.children_visits[rows, parent, action]
+    tree = tree.replace(
+        node_values=tree.node_values.at[rows, parent].set(
+            jnp.where(active, parent_value, old_parent_value)),
+        node_visits=tree.node_visits.at[rows, parent].set(
+            jnp.where(active, count + 1, count)),
+        children_values=tree.children_values.at[rows, parent, action].set(
+            jnp.where(active, tree.node_values[rows, index],
+                      old_child_value)),
+        children_visits=tree.children_visits.at[rows, parent, action].set(
+            jnp.where(active, old_child_visits + 1, old_child_visits)))
+    return (tree, jnp.where(active, new_leaf_value, leaf_value),
+            jnp.where(active, parent, index))
+
+  leaf_value = tree.node_values[rows, leaf_index]
+  tree, _, _ = jax.lax.while_loop(cond, body, (tree, leaf_value, leaf_index))
+  return tree
+
+
+def search(
+    params: Any,
+    rng_key: chex.PRNGKey,
+    *,
+    root: mctx.RootFnOutput,
+    recurrent_fn: mctx.RecurrentFn,
+    root_action_selection_fn,
+    interior_action_selection_fn,
+    num_simulations: int,
+    max_depth: Optional[int] = None,
+    invalid_actions: Optional[chex.Array] = None,
+    extra_data: Any = None,
+    loop_fn=jax.lax.fori_loop) -> Tree:
+  """Drop-in for `mctx.search` (same arguments, same tree); see module doc."""
+  action_selection_fn = (
+      mctx_action_selection.switching_action_selection_wrapper(
+          root_action_selection_fn=root_action_selection_fn,
+          interior_action_selection_fn=interior_action_selection_fn))
+  batch_size = root.value.shape[0]
+  rows = jnp.arange(batch_size)
+  if max_depth is None:
+    max_depth = num_simulations
+  if invalid_actions is None:
+    invalid_actions = jnp.zeros_like(root.prior_logits)
+
+  def body_fun(sim, loop_state):
+    rng_key, tree = loop_state
+    rng_key, simulate_key, expand_key = jax.random.split(rng_key, 3)
+    parent_index, action = mctx_search.simulate(
+        jax.random.split(simulate_key, batch_size), tree, action_selection_fn,
+        max_depth)
+    # The node first expanded by simulation `sim` gets index `sim + 1`.
+    next_node_index = tree.children_index[rows, parent_index, action]
+    next_node_index = jnp.where(next_node_index == Tree.UNVISITED, sim + 1,
+                                next_node_index)
+    tree = mctx_search.expand(params, expand_key, tree, recurrent_fn,
+                              parent_index, action, next_node_index)
+    return rng_key, backward(tree, next_node_index)
+
+  tree = mctx_search.instantiate_tree_from_root(
+      root, num_simulations, root_invalid_actions=invalid_actions,
+      extra_data=extra_data)
+  _, tree = loop_fn(0, num_simulations, body_fun, (rng_key, tree))
+  return tree
