@@ -51,10 +51,9 @@ def test_ucb1_selection_on_a_hand_built_tree_picks_b():
       children_visits=t.children_visits.at[0, 3].set(50).at[0, 5].set(4),
       children_values=t.children_values.at[0, 3].set(-0.2).at[0, 5].set(-0.6),
       children_discounts=t.children_discounts.at[0].set(-1.0),
-      embeddings=jax.tree.map(
-          lambda x: x, t.embeddings.replace(
-              legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
-                  jnp.zeros(9, bool).at[3].set(True).at[5].set(True)))))
+      embeddings=t.embeddings.replace(
+          legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
+              jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
   np.testing.assert_allclose(uct.children_win_rates(t, 0)[jnp.array([3, 5])], [0.6, 0.8],
                              rtol=1e-6)
   action = search.ucb1_action_selection(jax.random.key(0), t, 0,
