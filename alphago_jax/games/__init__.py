@@ -3,9 +3,11 @@
 from typing import Dict
 
 from alphago_jax.games.base import Action, Game, GameFactory, State
+from alphago_jax.games.go import Go, GoState
 from alphago_jax.games.tictactoe import TicTacToe
 
 _REGISTRY: Dict[str, GameFactory] = {
+    "go": Go,
     "tictactoe": TicTacToe,
 }
 
@@ -36,5 +38,5 @@ def make(name: str, **options) -> Game:
     raise ValueError(f"bad options for game {name!r}: {e}") from None
 
 
-__all__ = ["Action", "Game", "GameFactory", "State", "TicTacToe",
+__all__ = ["Action", "Game", "GameFactory", "Go", "GoState", "State", "TicTacToe",
            "available", "make", "register"]
