@@ -1,6 +1,11 @@
 """Search: classic UCT and Monte Carlo on mctx, exact solvers, agents."""
 
 from alphago_jax.search.agents import random_agent
+from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
+                                          AlphaZeroSearchOutput,
+                                          alphazero_search, evaluate_states,
+                                          make_recurrent_fn, network_agent,
+                                          policy_agent, qtransform_raw)
 from alphago_jax.search.base import Agent, SearchOutput, argmax_random_tiebreak
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
@@ -13,6 +18,9 @@ from alphago_jax.search.uct import (UCTConfig, rollout_recurrent_fn,
                                     uct_agent, uct_search)
 
 __all__ = [
+    "AlphaZeroSearchConfig", "AlphaZeroSearchOutput", "alphazero_search",
+    "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
+    "qtransform_raw",
     "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
     "UCTConfig", "alphabeta", "argmax_random_tiebreak", "minimax",
     "monte_carlo_agent", "monte_carlo_search", "random_agent",

@@ -1,0 +1,313 @@
+"""AlphaZero search: mctx's PUCT (`muzero_policy`) or Gumbel MuZero, guided by
+a policy-value network over any `Game`.
+
+The tree's embeddings are game states; `recurrent_fn` steps the real game
+(no learned model) and evaluates the new position with the network.
+
+Signs follow mctx and `uct.py`: a node's value is from the point of view of
+its player to move, an edge's reward is the mover's, and the discount is -1
+between alternating players and 0 into a terminal state, whose value is 0
+(its outcome was paid on the edge into it). So Q(s, a) = r + discount * V is
+the mover's view at every node.
+
+Illegal actions: mctx masks them at the root (`invalid_actions`) but not
+below it, so `recurrent_fn` gives them the logit `MASKED_LOGIT` (prior 0) at
+every interior node, and the raw-Q transform scores them below any legal
+action.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+from flax import struct
+
+from alphago_jax.games import base as game_base
+from alphago_jax.models.resnet import MASKED_LOGIT, EvaluateFn
+from alphago_jax.search import base
+from alphago_jax.search.uct import make_transition
+
+POLICIES = ("gumbel", "puct")
+
+# Makes mctx's pb_c = c_init + log((N + base + 1) / base) exactly c_init in
+# float32: AlphaGo Zero's constant c_puct.
+_CONSTANT_C_BASE = 1e30
+
+
+def _number(name, value, *, low=None, high=None, low_open=False):
+  ok = not isinstance(value, bool) and isinstance(value, (int, float)) and (
+      math.isfinite(value))
+  if ok and low is not None:
+    ok = value > low if low_open else value >= low
+  if ok and high is not None:
+    ok = value <= high
+  if not ok:
+    bounds = []
+    if low is not None:
+      bounds.append(f"{'>' if low_open else '>='} {low}")
+    if high is not None:
+      bounds.append(f"<= {high}")
+    raise ValueError(f"{name} must be a finite number "
+                     f"{' and '.join(bounds)}, got {value!r}")
+
+
+def _int(name, value, low):
+  if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaZeroSearchConfig:
+  """Every knob of the network-guided search, and of acting on its result.
+
+  Attributes:
+    num_simulations: simulations per move (>= 1).
+    policy: "gumbel" (mctx.gumbel_muzero_policy, sequential halving at the
+      root) or "puct" (mctx.muzero_policy).
+    c_puct: PUCT exploration constant (mctx's pb_c_init).
+    c_puct_base: MuZero's slow growth of c with visits, c_puct + log((N +
+      base + 1) / base); None keeps c_puct constant, as AlphaGo Zero.
+    normalize_q: PUCT only. True: Q normalised to [0, 1] by the parent and
+      siblings (mctx's default); False: AlphaGo's raw Q in [-1, 1], 0 for
+      unvisited children.
+    dirichlet_alpha: PUCT only. Concentration of the root Dirichlet noise
+      (AlphaZero: 0.3 chess, 0.03 Go; ~10 / typical number of moves).
+    dirichlet_fraction: PUCT only. Weight of that noise in the root prior
+      (0.25 in AlphaZero; 0 turns it off).
+    temperature: tau for the first `temperature_moves` moves of a game (by
+      `state.step_count`): PUCT samples the move with probability
+      proportional to N^(1/tau), Gumbel plays mctx's Gumbel-sampled action.
+      Afterwards, and always when tau = 0, the move is greedy (most visits /
+      best improved-policy weight).
+    temperature_moves: k above (AlphaGo Zero: 30).
+    gumbel_scale: Gumbel only. Scale of the root Gumbel noise (0 for a
+      deterministic search).
+    max_num_considered_actions: Gumbel only. Actions sequential halving
+      starts from; None means min(16, num_actions). Must not exceed the
+      game's number of actions.
+    max_depth: deepest tree path; None means num_simulations.
+    resign_threshold: self-play resigns for the mover when the root value
+      falls below this; None never resigns.
+    resign_disabled_fraction: share of self-play games in which resignation
+      is switched off, to measure the false-resignation rate (AlphaGo Zero:
+      0.1).
+  """
+  num_simulations: int
+  policy: str = "gumbel"
+  c_puct: float = 1.25
+  c_puct_base: float | None = None
+  normalize_q: bool = True
+  dirichlet_alpha: float = 0.3
+  dirichlet_fraction: float = 0.25
+  temperature: float = 1.0
+  temperature_moves: int = 30
+  gumbel_scale: float = 1.0
+  max_num_considered_actions: int | None = None
+  max_depth: int | None = None
+  resign_threshold: float | None = None
+  resign_disabled_fraction: float = 0.1
+
+  def __post_init__(self):
+    base.check_num_simulations(self.num_simulations)
+    if self.policy not in POLICIES:
+      raise ValueError(f"policy must be one of {POLICIES}, got "
+                       f"{self.policy!r}")
+    _number("c_puct", self.c_puct, low=0)
+    if self.c_puct_base is not None:
+      _number("c_puct_base", self.c_puct_base, low=0, low_open=True)
+    if not isinstance(self.normalize_q, bool):
+      raise ValueError(f"normalize_q must be a bool, got {self.normalize_q!r}")
+    _number("dirichlet_alpha", self.dirichlet_alpha, low=0, low_open=True)
+    _number("dirichlet_fraction", self.dirichlet_fraction, low=0, high=1)
+    _number("temperature", self.temperature, low=0)
+    _int("temperature_moves", self.temperature_moves, 0)
+    _number("gumbel_scale", self.gumbel_scale, low=0)
+    if self.max_num_considered_actions is not None:
+      _int("max_num_considered_actions", self.max_num_considered_actions, 1)
+    if self.max_depth is not None:
+      _int("max_depth", self.max_depth, 1)
+    if self.resign_threshold is not None:
+      _number("resign_threshold", self.resign_threshold, low=-1, high=1)
+    _number("resign_disabled_fraction", self.resign_disabled_fraction, low=0,
+            high=1)
+
+  def for_evaluation(self) -> "AlphaZeroSearchConfig":
+    """The same search with root noise and move sampling switched off."""
+    return dataclasses.replace(self, dirichlet_fraction=0.0, gumbel_scale=0.0,
+                               temperature_moves=0, resign_threshold=None)
+
+  def num_considered_actions(self, game: game_base.Game) -> int:
+    """Gumbel's starting number of actions for `game`; checks the bound."""
+    m = self.max_num_considered_actions
+    if m is None:
+      return min(16, game.num_actions)
+    if m > game.num_actions:
+      raise ValueError(
+          f"max_num_considered_actions={m} exceeds the {game.name} action "
+          f"space of {game.num_actions}")
+    return m
+
+
+@struct.dataclass
+class AlphaZeroSearchOutput:
+  """Search results for a batch of root states.
+
+  Attributes:
+    action: int32 `[B]`, the move to play (temperature schedule applied).
+    action_weights: float32 `[B, num_actions]`, the policy target pi: visit
+      proportions (PUCT) or Gumbel's improved policy; 0 on illegal actions.
+    visit_counts: int32 `[B, num_actions]`, root visit counts.
+    root_value: float32 `[B]`, the search's value of the root, mover's view.
+    network_value: float32 `[B]`, the network's value of the root.
+  """
+  action: chex.Array
+  action_weights: chex.Array
+  visit_counts: chex.Array
+  root_value: chex.Array
+  network_value: chex.Array
+
+
+def evaluate_states(game: game_base.Game, evaluate: EvaluateFn,
+                    variables: chex.ArrayTree, states: game_base.State):
+  """Network logits `[B, A]` (illegal masked) and values `[B]` (0 when over).
+  """
+  obs = jax.vmap(game.observe)(states)
+  legal = states.legal_action_mask
+  logits, value = evaluate(variables, obs, legal)
+  # Masked here as well, so any `evaluate` (not only ours) is safe.
+  logits = jnp.where(legal, logits, MASKED_LOGIT).astype(jnp.float32)
+  value = jnp.where(states.terminated, 0.0, value).astype(jnp.float32)
+  return logits, value
+
+
+def make_recurrent_fn(game: game_base.Game,
+                      evaluate: EvaluateFn) -> mctx.RecurrentFn:
+  """mctx `recurrent_fn`: step the game, evaluate the child with the network.
+
+  `params` are the network's variables; embeddings are batched game states.
+  """
+  def recurrent_fn(params, rng_key, action, embedding):
+    del rng_key  # The game and the network are deterministic.
+    next_state, reward, discount = jax.vmap(
+        functools.partial(make_transition, game))(embedding, action)
+    logits, value = evaluate_states(game, evaluate, params, next_state)
+    out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32),
+                                 discount=discount.astype(jnp.float32),
+                                 prior_logits=logits, value=value)
+    return out, next_state
+
+  return recurrent_fn
+
+
+def qtransform_raw(tree: mctx.Tree, node_index: chex.Array) -> chex.Array:
+  """AlphaGo's Q for PUCT: raw mean values in [-1, 1], 0 when unvisited.
+
+  Illegal children (read from the node's game state) score -1e9, because
+  with raw values an unvisited illegal child's 0 could beat legal children
+  that all lose. Unbatched tree, as every mctx qtransform.
+  """
+  q = tree.qvalues(node_index)
+  visited = tree.children_visits[node_index] > 0
+  legal = tree.embeddings.legal_action_mask[node_index]
+  return jnp.where(legal, jnp.where(visited, q, 0.0), -1e9)
+
+
+def _greedy(key, weights, legal):
+  return jax.vmap(base.argmax_random_tiebreak)(
+      jax.random.split(key, weights.shape[0]), weights, legal)
+
+
+def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
+                     variables: chex.ArrayTree, key: chex.PRNGKey,
+                     states: game_base.State, *,
+                     config: AlphaZeroSearchConfig) -> AlphaZeroSearchOutput:
+  """Runs the search from each root state and picks a move.
+
+  Args:
+    game: the game.
+    evaluate: `(variables, observations, legal) -> (logits, values)`.
+    variables: the network's variables.
+    key: PRNG key, consumed.
+    states: batched states `[B]`. Terminated ones are searched too (fixed
+      shapes) and get meaningless outputs.
+    config: the search.
+
+  Returns:
+    `AlphaZeroSearchOutput` of batch B.
+  """
+  batch = base.check_batch(states)
+  search_key, act_key, tie_key = jax.random.split(key, 3)
+  logits, value = evaluate_states(game, evaluate, variables, states)
+  legal = states.legal_action_mask
+  root = mctx.RootFnOutput(prior_logits=logits, value=value,
+                           embedding=states)
+  invalid = ~legal
+  recurrent_fn = make_recurrent_fn(game, evaluate)
+  sampling = (states.step_count < config.temperature_moves) & (
+      config.temperature > 0)
+  if config.policy == "gumbel":
+    out = mctx.gumbel_muzero_policy(
+        params=variables, rng_key=search_key, root=root,
+        recurrent_fn=recurrent_fn, num_simulations=config.num_simulations,
+        invalid_actions=invalid, max_depth=config.max_depth,
+        max_num_considered_actions=config.num_considered_actions(game),
+        gumbel_scale=config.gumbel_scale)
+    greedy = _greedy(tie_key, out.action_weights, legal)
+    action = jnp.where(sampling, out.action, greedy)
+  else:
+    qtransform = (mctx.qtransform_by_parent_and_siblings
+                  if config.normalize_q else qtransform_raw)
+    out = mctx.muzero_policy(
+        params=variables, rng_key=search_key, root=root,
+        recurrent_fn=recurrent_fn, num_simulations=config.num_simulations,
+        invalid_actions=invalid, max_depth=config.max_depth,
+        qtransform=qtransform, dirichlet_fraction=config.dirichlet_fraction,
+        dirichlet_alpha=config.dirichlet_alpha, pb_c_init=config.c_puct,
+        pb_c_base=(_CONSTANT_C_BASE if config.c_puct_base is None
+                   else config.c_puct_base))
+    tau = max(float(config.temperature), 1e-6)
+    # pi^(1/tau) as logits; log 0 = -inf keeps unvisited moves out.
+    sample_logits = jnp.where(out.action_weights > 0,
+                              jnp.log(out.action_weights) / tau, -jnp.inf)
+    sampled = jax.random.categorical(act_key, sample_logits)
+    greedy = _greedy(tie_key, out.action_weights, legal)
+    action = jnp.where(sampling, sampled, greedy)
+  tree = out.search_tree
+  visits = tree.children_visits[:, tree.ROOT_INDEX]
+  weights = jnp.where(legal, out.action_weights, 0.0)
+  return AlphaZeroSearchOutput(
+      action=action.astype(jnp.int32),
+      action_weights=weights.astype(jnp.float32),
+      visit_counts=visits.astype(jnp.int32),
+      root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32),
+      network_value=value)
+
+
+def network_agent(game: game_base.Game, evaluate: EvaluateFn,
+                  variables: chex.ArrayTree, config: AlphaZeroSearchConfig,
+                  *, for_evaluation: bool = True) -> base.Agent:
+  """Network + search as an `Agent`; noise and sampling off by default."""
+  if for_evaluation:
+    config = config.for_evaluation()
+  config.num_considered_actions(game)  # Fail here, not inside a trace.
+
+  def agent(states, key):
+    return alphazero_search(game, evaluate, variables, key, states,
+                            config=config).action
+  return agent
+
+
+def policy_agent(game: game_base.Game, evaluate: EvaluateFn,
+                 variables: chex.ArrayTree) -> base.Agent:
+  """The raw network policy as an `Agent`: argmax of the legal logits."""
+  def agent(states, key):
+    base.check_batch(states)
+    logits, _ = evaluate_states(game, evaluate, variables, states)
+    return _greedy(key, logits, states.legal_action_mask)
+  return agent

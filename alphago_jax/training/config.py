@@ -1,0 +1,118 @@
+"""The one typed config of an AlphaZero training run."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, Tuple
+
+from alphago_jax.games import base as game_base
+from alphago_jax.models.resnet import ResNetConfig
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig
+
+OPTIMIZERS = ("sgd", "adam")
+
+
+def _int(name, value, low):
+  if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def _positive(name, value, allow_zero=False):
+  ok = (not isinstance(value, bool) and isinstance(value, (int, float))
+        and value == value and value != float("inf")
+        and (value >= 0 if allow_zero else value > 0))
+  if not ok:
+    raise ValueError(f"{name} must be a finite number "
+                     f"{'>= 0' if allow_zero else '> 0'}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+  """Self-play, replay, loss and optimiser settings.
+
+  Attributes:
+    model: the network.
+    search: the search used in self-play (its exploration settings apply).
+    max_moves: moves per self-play chunk; a game not over by then yields no
+      examples. Use at least the game's longest game (9 for tic-tac-toe).
+    num_games: B, self-play games per chunk (per iteration).
+    buffer_capacity: replay rows; at least num_games * max_moves.
+    batch_size: examples per gradient step.
+    gradient_steps: K, gradient steps per iteration.
+    optimizer: "sgd" (with momentum, as AlphaGo Zero) or "adam".
+    learning_rate: initial learning rate.
+    momentum: SGD momentum.
+    lr_boundaries: gradient steps at which the rate is multiplied by
+      `lr_decay` (AlphaGo Zero: 0.01 -> 0.001 -> 0.0001).
+    lr_decay: that factor.
+    weight_decay: c in l = (z - v)^2 - pi^T log p + c ||theta||^2.
+    save_buffer: include the replay buffer in checkpoints (needed for an
+      identical continuation after resuming).
+  """
+  model: ResNetConfig
+  search: AlphaZeroSearchConfig
+  max_moves: int
+  num_games: int = 128
+  buffer_capacity: int = 1 << 15
+  batch_size: int = 256
+  gradient_steps: int = 8
+  optimizer: str = "adam"
+  learning_rate: float = 1e-3
+  momentum: float = 0.9
+  lr_boundaries: Tuple[int, ...] = ()
+  lr_decay: float = 0.1
+  weight_decay: float = 1e-4
+  save_buffer: bool = True
+
+  def __post_init__(self):
+    if not isinstance(self.model, ResNetConfig):
+      raise ValueError(f"model must be a ResNetConfig, got {self.model!r}")
+    if not isinstance(self.search, AlphaZeroSearchConfig):
+      raise ValueError(
+          f"search must be an AlphaZeroSearchConfig, got {self.search!r}")
+    _int("max_moves", self.max_moves, 1)
+    _int("num_games", self.num_games, 1)
+    _int("buffer_capacity", self.buffer_capacity, 1)
+    _int("batch_size", self.batch_size, 1)
+    _int("gradient_steps", self.gradient_steps, 1)
+    if self.optimizer not in OPTIMIZERS:
+      raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got "
+                       f"{self.optimizer!r}")
+    _positive("learning_rate", self.learning_rate)
+    _positive("momentum", self.momentum, allow_zero=True)
+    if self.momentum >= 1:
+      raise ValueError(f"momentum must be < 1, got {self.momentum!r}")
+    if not isinstance(self.lr_boundaries, tuple) or any(
+        isinstance(b, bool) or not isinstance(b, int) or b < 1
+        for b in self.lr_boundaries) or list(self.lr_boundaries) != sorted(
+            set(self.lr_boundaries)):
+      raise ValueError("lr_boundaries must be a tuple of increasing positive "
+                       f"integers, got {self.lr_boundaries!r}")
+    _positive("lr_decay", self.lr_decay)
+    _positive("weight_decay", self.weight_decay, allow_zero=True)
+    if self.buffer_capacity < self.num_games * self.max_moves:
+      raise ValueError(
+          f"buffer_capacity={self.buffer_capacity} is smaller than one "
+          f"self-play chunk (num_games * max_moves = "
+          f"{self.num_games * self.max_moves})")
+    if not isinstance(self.save_buffer, bool):
+      raise ValueError(f"save_buffer must be a bool, got {self.save_buffer!r}")
+
+  def check_game(self, game: game_base.Game) -> None:
+    """Raises ValueError if this config cannot train on `game`."""
+    self.search.num_considered_actions(game)
+    if len(game.observation_shape) != 3:
+      raise ValueError(f"{game.name}: observations must be [H, W, C], got "
+                       f"{game.observation_shape}")
+
+  def architecture(self, game: game_base.Game) -> Dict[str, Any]:
+    """What a checkpoint must match to be loaded: game, shapes, network,
+    optimiser and buffer layout (JSON-able)."""
+    return {
+        "game": game.name,
+        "num_actions": int(game.num_actions),
+        "observation_shape": [int(d) for d in game.observation_shape],
+        "model": dataclasses.asdict(self.model),
+        "optimizer": self.optimizer,
+        "buffer_capacity": self.buffer_capacity if self.save_buffer else None,
+    }

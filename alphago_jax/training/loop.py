@@ -1,0 +1,231 @@
+"""The AlphaZero training loop: one compiled program per iteration.
+
+`make_iteration` returns a single jitted function that plays a chunk of
+self-play, inserts the examples into the on-device replay buffer and takes K
+gradient steps (a `lax.scan`), so an iteration is one dispatch with no host
+round trip. `train` is the host loop around it: it only logs metrics,
+evaluates and checkpoints.
+
+Data parallelism: given a `jax.sharding.Mesh` with one axis `"data"`, the
+self-play games and every training batch are sharded over it and the state
+(params, optimiser, buffer) is replicated; XLA inserts the gradient
+all-reduce. Everything is deterministic for a given seed on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from alphago_jax.games import base as game_base
+from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
+                                       make_network)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training.config import TrainConfig
+from alphago_jax.training.learner import loss_fn, make_optimizer
+from alphago_jax.training.metrics import MetricsWriter
+from alphago_jax.training.replay import (AugmentFn, identity_augment,
+                                         replay_add, replay_init,
+                                         replay_sample)
+from alphago_jax.training.selfplay import self_play
+from alphago_jax.training.state import TrainState
+
+DATA_AXIS = "data"
+
+
+def make_mesh(devices=None) -> Mesh:
+  """A 1-D data-parallel mesh over `devices` (default: all)."""
+  devices = jax.devices() if devices is None else devices
+  return Mesh(np.asarray(devices), (DATA_AXIS,))
+
+
+def _check_mesh(config: TrainConfig, mesh: Optional[Mesh]) -> None:
+  if mesh is None:
+    return
+  if DATA_AXIS not in mesh.axis_names:
+    raise ValueError(f"the mesh needs an axis named {DATA_AXIS!r}, has "
+                     f"{mesh.axis_names}")
+  n = mesh.shape[DATA_AXIS]
+  for name in ("num_games", "batch_size"):
+    if getattr(config, name) % n:
+      raise ValueError(f"{name}={getattr(config, name)} is not divisible by "
+                       f"the {n} devices of the mesh")
+
+
+def variables_of(state: TrainState) -> Dict[str, Any]:
+  """The network variables (for agents and evaluation) of a train state."""
+  return {"params": state.params, "batch_stats": state.batch_stats}
+
+
+def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
+                     mesh: Optional[Mesh] = None) -> TrainState:
+  """A fresh run: random network, empty buffer, key from `seed`."""
+  config.check_game(game)
+  _check_mesh(config, mesh)
+  init_key, run_key = jax.random.split(jax.random.key(seed))
+  network = make_network(game, config.model)
+  variables = init_variables(game, network, init_key)
+  params = variables["params"]
+  state = TrainState(
+      params=params, batch_stats=variables["batch_stats"],
+      opt_state=make_optimizer(config).init(params),
+      buffer=replay_init(config.buffer_capacity, game.observation_shape,
+                         game.num_actions),
+      key=jax.random.key_data(run_key), iteration=jnp.int32(0))
+  if mesh is not None:
+    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+  return state
+
+
+def make_iteration(game: game_base.Game, config: TrainConfig, *,
+                   mesh: Optional[Mesh] = None,
+                   augment: AugmentFn = identity_augment
+                   ) -> Callable[[TrainState], Tuple[TrainState, Dict]]:
+  """The jitted `iteration(state) -> (state, metrics)`.
+
+  One call: a self-play chunk of `num_games` games, buffer insertion, then
+  `gradient_steps` steps on batches drawn uniformly from the buffer.
+  Metrics are float32 scalars: the means over the K steps of the loss terms
+  (plus `loss_first`/`loss_last`), and the self-play statistics.
+  """
+  config.check_game(game)
+  _check_mesh(config, mesh)
+  network = make_network(game, config.model)
+  evaluate = make_evaluate_fn(network)
+  optimizer = make_optimizer(config)
+
+  if mesh is None:
+    constrain = lambda tree: tree
+  else:
+    batch_sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+    constrain = lambda tree: jax.tree.map(
+        lambda x: jax.lax.with_sharding_constraint(x, batch_sharding), tree)
+
+  def grad_step(buffer, carry, key):
+    params, batch_stats, opt_state = carry
+    batch = constrain(replay_sample(buffer, key, config.batch_size, augment))
+    grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(
+        params, batch_stats, batch, network=network,
+        weight_decay=config.weight_decay)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    return (params, batch_stats, opt_state), metrics
+
+  def iteration(state: TrainState):
+    key = jax.random.wrap_key_data(state.key)
+    key, play_key, train_key = jax.random.split(key, 3)
+    examples, valid, stats = self_play(
+        game, evaluate, variables_of(state), play_key,
+        num_games=config.num_games, max_moves=config.max_moves,
+        config=config.search, constrain=constrain)
+    buffer = replay_add(state.buffer, examples, valid)
+    carry = (state.params, state.batch_stats, state.opt_state)
+    carry, steps = jax.lax.scan(
+        lambda c, k: grad_step(buffer, c, k), carry,
+        jax.random.split(train_key, config.gradient_steps))
+    params, batch_stats, opt_state = carry
+    metrics = {k: jnp.mean(v) for k, v in steps.items()}
+    metrics["loss_first"] = steps["loss"][0]
+    metrics["loss_last"] = steps["loss"][-1]
+    metrics.update(stats.as_dict())
+    metrics["examples_added"] = jnp.sum(valid.astype(jnp.float32))
+    metrics["buffer_size"] = buffer.size.astype(jnp.float32)
+    new_state = TrainState(params=params, batch_stats=batch_stats,
+                           opt_state=opt_state, buffer=buffer,
+                           key=jax.random.key_data(key),
+                           iteration=state.iteration + 1)
+    return new_state, metrics
+
+  if mesh is None:
+    return jax.jit(iteration)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  return jax.jit(iteration, in_shardings=replicated,
+                 out_shardings=replicated)
+
+
+# (state) -> extra metrics, e.g. results against a reference agent.
+Evaluator = Callable[[TrainState], Dict[str, Any]]
+
+
+def train(game: game_base.Game, config: TrainConfig, *, seed: int,
+          num_iterations: int, output_dir: Optional[str] = None,
+          mesh: Optional[Mesh] = None, augment: AugmentFn = identity_augment,
+          checkpoint_every: int = 10, evaluator: Optional[Evaluator] = None,
+          evaluate_every: int = 0,
+          stop_when: Optional[Callable[[Dict[str, Any]], bool]] = None,
+          resume: bool = True, log: Optional[Callable[[str], None]] = None
+          ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) training up to `num_iterations` iterations.
+
+  With `output_dir`, metrics go to `output_dir/metrics.jsonl` (one record
+  per iteration) and checkpoints to `output_dir/checkpoints` (every
+  `checkpoint_every` iterations and at the end); with `resume`, the latest
+  checkpoint there is loaded first (after the architecture check).
+
+  Args:
+    evaluator: called every `evaluate_every` iterations (and at the last);
+      its dict is merged into that iteration's record.
+    stop_when: called with each record; True stops early (after saving).
+
+  Returns:
+    the final state and the records of this call.
+  """
+  if isinstance(num_iterations, bool) or not isinstance(num_iterations, int) \
+      or num_iterations < 0:
+    raise ValueError(f"num_iterations must be an integer >= 0, got "
+                     f"{num_iterations!r}")
+  state = init_train_state(game, config, seed, mesh=mesh)
+  arch = config.architecture(game)
+  ckpt_dir = writer = None
+  if output_dir is not None:
+    ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
+    writer = MetricsWriter(os.path.join(output_dir, "metrics.jsonl"))
+    if resume and ckpt.latest_step(ckpt_dir) is not None:
+      state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
+      if mesh is not None:
+        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+      if log:
+        log(f"resumed from iteration {int(state.iteration)}")
+  iteration = make_iteration(game, config, mesh=mesh, augment=augment)
+  history = []
+  done = int(state.iteration)
+  start = time.perf_counter()
+  while done < num_iterations:
+    t = time.perf_counter()
+    state, metrics = iteration(state)
+    metrics = jax.device_get(metrics)
+    seconds = time.perf_counter() - t
+    done = int(state.iteration)
+    record = {"iteration": done, "seconds": seconds,
+              "elapsed": time.perf_counter() - start,
+              "examples_per_second": float(metrics["examples_added"]) /
+              seconds,
+              "moves_per_second": config.num_games * config.max_moves /
+              seconds}
+    record.update({k: float(v) for k, v in metrics.items()})
+    last = done == num_iterations
+    if evaluator is not None and evaluate_every and (
+        done % evaluate_every == 0 or last):
+      record.update(evaluator(state))
+    stop = bool(stop_when(record)) if stop_when is not None else False
+    if writer is not None:
+      writer.write(record)
+    if log:
+      log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                   for k, v in record.items()))
+    history.append(record)
+    if ckpt_dir is not None and (last or stop or (
+        checkpoint_every and done % checkpoint_every == 0)):
+      ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
+                           with_buffer=config.save_buffer)
+    if stop:
+      break
+  return state, history

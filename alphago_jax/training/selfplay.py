@@ -1,0 +1,149 @@
+"""Self-play: B games in parallel, a network-guided search at every move.
+
+A chunk starts B fresh games and plays `max_moves` moves in a `lax.scan`
+(fixed shapes; finished games stay frozen and their later steps are marked
+invalid). Each move yields one example (observation, legal mask, pi), and z
+is filled in at the end from the game's outcome for the player who was to
+move. Games not over after `max_moves` moves give no examples (their z is
+unknown) and are counted as truncated.
+
+Resignation: when the search's root value drops below the threshold, the
+mover resigns (a loss for it), except in a random share of games where
+resignation is disabled; there the first would-be resignation is recorded,
+and a game whose would-be resigner did not lose counts as a false
+resignation (AlphaGo Zero kept that rate under 5%).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from alphago_jax.games import base as game_base
+from alphago_jax.models.resnet import EvaluateFn
+from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
+                                          alphazero_search)
+from alphago_jax.training.replay import Sample
+
+
+@struct.dataclass
+class SelfPlayStats:
+  """Per-chunk summaries, all float32 scalars except where noted.
+
+  Attributes:
+    games_finished: games that ended (by the rules or by resignation).
+    mean_game_length: mean moves of finished games.
+    player0_score: mean outcome of finished games for player 0 (+1/0/-1).
+    draw_rate: share of finished games with outcome 0.
+    resignations: games ended by resignation.
+    would_resign: games with resignation disabled that would have resigned.
+    false_resignations: of those, games the would-be resigner did not lose.
+  """
+  games_finished: chex.Array
+  mean_game_length: chex.Array
+  player0_score: chex.Array
+  draw_rate: chex.Array
+  resignations: chex.Array
+  would_resign: chex.Array
+  false_resignations: chex.Array
+
+  def as_dict(self) -> Dict[str, chex.Array]:
+    return {f.name: getattr(self, f.name)
+            for f in self.__dataclass_fields__.values()}
+
+
+def _select(mask, new, old):
+  return jax.tree.map(
+      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
+                             x, y), new, old)
+
+
+def self_play(game: game_base.Game, evaluate: EvaluateFn,
+              variables: chex.ArrayTree, key: chex.PRNGKey, *,
+              num_games: int, max_moves: int, config: AlphaZeroSearchConfig,
+              constrain=lambda x: x
+              ) -> Tuple[Sample, chex.Array, SelfPlayStats]:
+  """Plays one chunk of self-play.
+
+  Args:
+    game: the game.
+    evaluate: network evaluation `(variables, obs, legal) -> (logits, v)`.
+    variables: the network's variables.
+    key: PRNG key, consumed.
+    num_games: B.
+    max_moves: T, moves per chunk.
+    config: the search (with its exploration settings for self-play).
+    constrain: applied to every `[B, ...]` pytree (the data-parallel
+      sharding constraint); identity on one device.
+
+  Returns:
+    samples `Sample` `[B * T]` (game-major), valid bool `[B * T]`, stats.
+  """
+  init_key, resign_key, loop_key = jax.random.split(key, 3)
+  states = constrain(jax.vmap(game.init)(jax.random.split(init_key,
+                                                          num_games)))
+  resign_on = config.resign_threshold is not None
+  resign_allowed = jax.random.uniform(resign_key, (num_games,)) >= (
+      config.resign_disabled_fraction)
+  threshold = config.resign_threshold if resign_on else -2.0
+
+  def body(carry, step_key):
+    states, done, outcome0, resigned, would = carry
+    active = ~done
+    out = alphazero_search(game, evaluate, variables, step_key, states,
+                           config=config)
+    player = states.current_player
+    example = Sample(observation=jax.vmap(game.observe)(states),
+                     legal_action_mask=states.legal_action_mask,
+                     policy=out.action_weights,
+                     value=jnp.zeros((num_games,), jnp.float32))
+    wants = active & (out.root_value < threshold)
+    resign_now = wants & resign_allowed
+    would = jnp.where(wants & ~resign_allowed & (would < 0), player, would)
+    stepped = jax.vmap(game.step)(states, out.action)
+    plays = active & ~resign_now
+    outcome0 = outcome0 + jnp.where(plays, stepped.rewards[:, 0], 0.0)
+    outcome0 = jnp.where(resign_now, jnp.where(player == 0, -1.0, 1.0),
+                         outcome0)
+    states = constrain(_select(plays, stepped, states))
+    done = done | resign_now | (plays & stepped.terminated)
+    carry = (states, done, outcome0, resigned | resign_now, would)
+    return carry, (example, player, active)
+
+  carry = (states, jnp.zeros(num_games, jnp.bool_),
+           jnp.zeros(num_games, jnp.float32),
+           jnp.zeros(num_games, jnp.bool_),
+           jnp.full(num_games, -1, jnp.int32))
+  carry, (examples, players, active) = jax.lax.scan(
+      body, carry, jax.random.split(loop_key, max_moves))
+  states, done, outcome0, resigned, would = carry
+
+  # z for the player to move at each step: the game's outcome, signed.
+  z = jnp.where(players == 0, outcome0[None], -outcome0[None])
+  examples = examples.replace(value=z)
+  valid = active & done[None]
+  # [T, B, ...] -> [B * T, ...], game-major so a batch sharding carries over.
+  flat = lambda x: jnp.swapaxes(x, 0, 1).reshape((-1,) + x.shape[2:])
+  examples = jax.tree.map(flat, examples)
+  valid = flat(valid)
+
+  finished = done.astype(jnp.float32)
+  n_finished = jnp.sum(finished)
+  per = lambda x: jnp.sum(x * finished) / jnp.maximum(n_finished, 1.0)
+  lengths = jnp.sum(active, axis=0).astype(jnp.float32)
+  would_mask = would >= 0
+  would_outcome = jnp.where(would == 0, outcome0, -outcome0)
+  stats = SelfPlayStats(
+      games_finished=n_finished,
+      mean_game_length=per(lengths),
+      player0_score=per(outcome0),
+      draw_rate=per((outcome0 == 0).astype(jnp.float32)),
+      resignations=jnp.sum(resigned.astype(jnp.float32)),
+      would_resign=jnp.sum(would_mask.astype(jnp.float32)),
+      false_resignations=jnp.sum(
+          (would_mask & done & (would_outcome >= 0)).astype(jnp.float32)))
+  return examples, valid, stats

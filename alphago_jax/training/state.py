@@ -1,0 +1,29 @@
+"""The whole state of a training run, as one pytree."""
+
+from __future__ import annotations
+
+import chex
+from flax import struct
+
+from alphago_jax.training.replay import ReplayBuffer
+
+
+@struct.dataclass
+class TrainState:
+  """Everything the compiled iteration reads and writes.
+
+  Attributes:
+    params: network parameters.
+    batch_stats: batch-norm running statistics.
+    opt_state: optax state.
+    buffer: the replay buffer.
+    key: uint32 PRNG key data (raw, so it checkpoints and shards like any
+      array; wrapped with `jax.random.wrap_key_data` where used).
+    iteration: int32 `[]`, iterations done.
+  """
+  params: chex.ArrayTree
+  batch_stats: chex.ArrayTree
+  opt_state: chex.ArrayTree
+  buffer: ReplayBuffer
+  key: chex.Array
+  iteration: chex.Array
