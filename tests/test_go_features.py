@@ -1,0 +1,392 @@
+"""AlphaGo input planes: hand-worked positions, a flood-fill reference on
+random positions, and equivariance under the board symmetries."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from alphago_jax.games import go, go_features, symmetry
+
+GAME = go.Go(9, superko=False)
+ALL = go_features.DEFAULT_VALUE_FEATURES
+
+
+@functools.lru_cache(None)
+def _features(game, names=ALL):
+  return jax.jit(functools.partial(go_features.alphago_features, game,
+                                   names=names))
+
+
+def planes(state, name, game=GAME):
+  """bool `[k, N, N]`: the planes of one feature."""
+  f = np.asarray(_features(game)(state))
+  start = sum(go_features.FEATURES[n] for n in ALL[:ALL.index(name)])
+  return f[..., start:start + go_features.FEATURES[name]].transpose(2, 0, 1) > 0
+
+
+def decode(state, name, first, game=GAME):
+  """int `[N, N]`: the bin a one-hot feature sets (`first` for plane 0), -1
+  where it sets none. Checks that at most one plane is set per point."""
+  p = planes(state, name, game)
+  assert p.sum(0).max() <= 1, name
+  return np.where(p.any(0), p.argmax(0) + first, -1)
+
+
+def grid(text):
+  """int `[N, N]` from rows of numbers and `-` (for -1)."""
+  return np.array([[-1 if t == "-" else int(t) for t in row.split()]
+                   for row in text.strip().splitlines()])
+
+
+@functools.lru_cache(None)
+def _step(game):
+  return jax.jit(game.step)
+
+
+def play(game, moves):
+  s = game.init(jax.random.key(0))
+  for v in moves:
+    s = _step(game)(s, game.vertex_to_action(v))
+  return s
+
+
+def test_api_and_errors():
+  assert go_features.num_planes(go_features.DEFAULT_POLICY_FEATURES) == 46
+  assert go_features.num_planes(ALL) == 47
+  s = GAME.init(jax.random.key(0))
+  assert _features(GAME)(s).shape == (9, 9, 47)
+  assert _features(GAME)(s).dtype == jnp.float32
+  with pytest.raises(ValueError, match="unknown feature 'liberty'"):
+    go_features.alphago_features(GAME, s, names=("ones", "liberty"))
+  with pytest.raises(ValueError, match="ladder_capture.*not implemented"):
+    go_features.alphago_features(GAME, s, names=("ladder_capture",))
+  with pytest.raises(ValueError, match="the string"):
+    go_features.alphago_features(GAME, s, names="ones")
+  with pytest.raises(ValueError, match="history_length >= 8"):
+    short = go.Go(9, history_length=4)
+    go_features.alphago_features(short, short.init(jax.random.key(0)),
+                                 names=("turns_since",))
+  # Other features need no history.
+  short = go.Go(9, history_length=1)
+  out = go_features.alphago_features(short, short.init(jax.random.key(0)),
+                                     names=("zeros", "ones", "liberties"))
+  assert out.shape == (9, 9, 10)
+
+
+def test_constant_planes_and_colours():
+  s = GAME.from_ascii("""
+      X........
+      .O.......
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........""", to_play=go.WHITE)
+  colour = planes(s, "stone_colour")
+  assert colour[0, 1, 1] and colour[1, 0, 0] and colour[2].sum() == 79
+  assert planes(s, "ones").all() and not planes(s, "zeros").any()
+  assert not planes(s, "player_colour").any()  # White to move
+  s = s.replace(current_player=jnp.int32(go.BLACK))
+  assert planes(s, "player_colour").all()
+  assert planes(s, "stone_colour")[0, 0, 0]
+
+
+def test_liberties_count_shared_liberties_once():
+  s = GAME.from_ascii("""
+      XX.......
+      X.O......
+      .........
+      ...XXXX..
+      .........
+      .....O...
+      ....OXO..
+      .........
+      .........""")
+  # The corner chain touches (1,1) from two sides: 3 liberties, not 4.
+  np.testing.assert_array_equal(decode(s, "liberties", 1), grid("""
+      3 3 - - - - - - -
+      3 - 4 - - - - - -
+      - - - - - - - - -
+      - - - 8 8 8 8 - -
+      - - - - - - - - -
+      - - - - - 3 - - -
+      - - - - 3 1 3 - -
+      - - - - - - - - -
+      - - - - - - - - -"""))
+  # 10 liberties fall in the ">= 8" plane.
+  assert planes(s, "liberties")[7, 3, 3]
+
+
+def test_capture_size():
+  s = GAME.from_ascii("""
+      .........
+      .XX......
+      XOO......
+      .XX......
+      .........
+      .........
+      .........
+      .........
+      .........""")
+  cap = decode(s, "capture_size", 0)
+  assert cap[2, 3] == 2
+  legal = np.asarray(s.legal_action_mask[:81]).reshape(9, 9)
+  # Every other legal move captures nothing; occupied points have no plane.
+  expect = np.where(legal, 0, -1)
+  expect[2, 3] = 2
+  np.testing.assert_array_equal(cap, expect)
+  assert cap[1, 1] == -1
+  # After capturing, the lone stone has its 4 liberties.
+  assert decode(s, "liberties_after_move", 1)[2, 3] == 4
+  assert decode(s, "self_atari_size", 1)[2, 3] == -1
+  # For White, (2,3) extends the chain to 3 liberties and captures nothing.
+  w = s.replace(current_player=jnp.int32(go.WHITE),
+                legal_action_mask=GAME._legal_mask(
+                    s.board, s.zobrist, s.hash_history, s.step_count, s.ko,
+                    jnp.int32(go.WHITE)))
+  assert decode(w, "capture_size", 0)[2, 3] == 0
+  assert decode(w, "liberties_after_move", 1)[2, 3] == 3
+
+
+def test_self_atari_size():
+  s = GAME.from_ascii("""
+      XXO......
+      ..O......
+      .O.......
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........""")
+  atari = decode(s, "self_atari_size", 1)
+  # (1,1) joins the corner pair and leaves it with (1,0) only.
+  expect = np.full((9, 9), -1)
+  expect[1, 1] = 3
+  np.testing.assert_array_equal(atari, expect)
+  libs = decode(s, "liberties_after_move", 1)
+  assert libs[1, 1] == 1 and libs[1, 0] == 2 and libs[4, 4] == 4
+  assert libs[0, 3] == 2 and libs[8, 8] == 2
+
+
+def test_ko_capture_suicide_and_ko_ban():
+  s = GAME.from_ascii("""
+      .XO......
+      XO.O.....
+      .XO......
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........""")
+  # Taking the ko: captures 1, leaves the lone capturer with 1 liberty.
+  assert decode(s, "capture_size", 0)[1, 2] == 1
+  assert decode(s, "self_atari_size", 1)[1, 2] == 1
+  assert decode(s, "liberties_after_move", 1)[1, 2] == 1
+  s = _step(GAME)(s, 1 * 9 + 2)
+  # White may not retake at once: no per-move plane, not sensible.
+  assert not bool(s.legal_action_mask[1 * 9 + 1])
+  for name in ("capture_size", "self_atari_size", "liberties_after_move",
+               "sensibleness"):
+    assert not planes(s, name)[:, 1, 1].any(), name
+  # White at the corner would capture nothing now (the X stone there got
+  # (1,1) back): suicide, nothing set.
+  assert not bool(s.legal_action_mask[0])
+  assert not planes(s, "liberties_after_move")[:, 0, 0].any()
+  # Suicide is illegal: nothing set.
+  t = GAME.from_ascii("""
+      .O.......
+      O........
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........
+      .........""")
+  assert not bool(t.legal_action_mask[0])
+  for name in ("capture_size", "self_atari_size", "liberties_after_move",
+               "sensibleness"):
+    assert not planes(t, name)[:, 0, 0].any(), name
+
+
+def test_sensibleness_and_eyes():
+  s = GAME.from_ascii("""
+      .X.......
+      X.X......
+      .X.......
+      ...OX..XO
+      ...X.XX.X
+      ....X.OX.
+      .........
+      .OX...X..
+      .X.X.X.X.""")
+  eyes = {(0, 0),   # corner, no opponent diagonal
+          (1, 1),   # middle, no opponent diagonal
+          (4, 4),   # middle, one opponent diagonal (3,3)
+          (8, 6)}   # edge, no opponent diagonal
+  # Not eyes: (4,7) in the middle with two opponent diagonals, (8,2) on the
+  # edge with one.
+  expect = np.zeros((9, 9), bool)
+  for p in eyes:
+    expect[p] = True
+  got = np.asarray(go_features.own_eyes(GAME, s)).reshape(9, 9)
+  np.testing.assert_array_equal(got, expect)
+  legal = np.asarray(s.legal_action_mask[:81]).reshape(9, 9)
+  assert legal[(4, 7)] and legal[(8, 2)] and all(legal[p] for p in eyes)
+  np.testing.assert_array_equal(planes(s, "sensibleness")[0], legal & ~expect)
+  # White owns none of these eyes.
+  w = s.replace(current_player=jnp.int32(go.WHITE))
+  assert not np.asarray(go_features.own_eyes(GAME, w)).any()
+
+
+def test_turns_since():
+  moves = ["C3", "D4", "E5", "pass", "F6", "G7", "H8", "J9", "A1", "B2"]
+  s = play(GAME, moves)
+  age = decode(s, "turns_since", 1)
+  expect = np.full((9, 9), -1)
+  for t, v in enumerate(moves, start=1):
+    if v != "pass":
+      row, col = divmod(GAME.vertex_to_action(v), 9)
+      expect[row, col] = min(len(moves) - t + 1, 8)
+  np.testing.assert_array_equal(age, expect)
+  # A captured stone leaves no age behind.
+  s = play(GAME, ["A9", "B9", "C5", "A8"])
+  age = decode(s, "turns_since", 1)
+  assert age[0, 0] == -1 and age[0, 1] == 3 and age[4, 2] == 2
+  assert age[1, 0] == 1
+  # Setup stones are 1 turn old.
+  s = GAME.from_ascii("\n".join(["X" + "." * 8] + ["." * 9] * 8))
+  assert decode(s, "turns_since", 1)[0, 0] == 1
+
+
+# -- A flood-fill reference on random positions ------------------------------
+
+
+@functools.lru_cache(None)
+def _random_play(game):
+  @jax.jit
+  def run(key, plies):
+    def body(s, xs):
+      t, k = xs
+      logits = jnp.where(s.legal_action_mask, 0.0, -jnp.inf).at[-1].add(-9.0)
+      nxt = game.step(s, jax.random.categorical(k, logits))
+      return jax.tree.map(lambda a, b: jnp.where(t < plies, a, b), nxt, s), None
+    steps = 3 * game.num_points // 2
+    s, _ = jax.lax.scan(body, game.init(key),
+                        (jnp.arange(steps), jax.random.split(key, steps)))
+    return s
+  return run
+
+
+def random_state(game, seed, plies):
+  return _random_play(game)(jax.random.key(seed), plies)
+
+
+def reference(game, state):
+  """Every feature but turns_since, by flood fill, as `{name: [N, N]}` bins
+  (-1 for none)."""
+  n = game.size
+  b = np.sign(np.asarray(state.board)).reshape(n, n)
+  me = 1 if int(state.current_player) == go.BLACK else -1
+  ko = int(state.ko)
+
+  def nbrs(r, c):
+    return [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
+            if 0 <= r + dr < n and 0 <= c + dc < n]
+
+  def chain(board, p):
+    seen, stack = {p}, [p]
+    while stack:
+      q = stack.pop()
+      for m in nbrs(*q):
+        if board[m] == board[p] and m not in seen:
+          seen.add(m)
+          stack.append(m)
+    libs = {m for q in seen for m in nbrs(*q) if board[m] == 0}
+    return seen, libs
+
+  out = {k: np.full((n, n), -1) for k in (
+      "liberties", "capture_size", "self_atari_size", "liberties_after_move")}
+  legal = np.zeros((n, n), bool)
+  eye = np.zeros((n, n), bool)
+  for r in range(n):
+    for c in range(n):
+      if b[r, c] != 0:
+        out["liberties"][r, c] = min(len(chain(b, (r, c))[1]), 8)
+        continue
+      after = b.copy()
+      after[r, c] = me
+      captured = 0
+      for m in nbrs(r, c):
+        if after[m] == -me:
+          stones, libs = chain(after, m)
+          if not libs:
+            captured += len(stones)
+            for q in stones:
+              after[q] = 0
+      stones, libs = chain(after, (r, c))
+      if not libs or r * n + c == ko:
+        continue
+      legal[r, c] = True
+      out["capture_size"][r, c] = min(captured, 7)
+      out["liberties_after_move"][r, c] = min(len(libs), 8)
+      if len(libs) == 1:
+        out["self_atari_size"][r, c] = min(len(stones), 8)
+      if all(b[m] == me for m in nbrs(r, c)):
+        diag = [(r + dr, c + dc) for dr in (-1, 1) for dc in (-1, 1)]
+        on = [d for d in diag if 0 <= d[0] < n and 0 <= d[1] < n]
+        bad = sum(b[d] == -me for d in on) + (len(on) < 4)
+        eye[r, c] = bad < 2
+  out["sensibleness"] = np.where(legal & ~eye, 0, -1)
+  return out, legal
+
+
+@pytest.mark.parametrize("seed,plies", [(0, 8), (1, 25), (2, 45), (3, 60),
+                                        (4, 70), (5, 30)])
+def test_matches_flood_fill_reference(seed, plies):
+  s = random_state(GAME, seed, plies)
+  assert not bool(s.terminated)
+  ref, legal = reference(GAME, s)
+  np.testing.assert_array_equal(
+      np.asarray(s.legal_action_mask[:81]).reshape(9, 9), legal)
+  firsts = {"liberties": 1, "capture_size": 0, "self_atari_size": 1,
+            "liberties_after_move": 1, "sensibleness": 0}
+  for name, first in firsts.items():
+    np.testing.assert_array_equal(decode(s, name, first, GAME), ref[name],
+                                  err_msg=name)
+
+
+def test_vmap_matches_one_at_a_time():
+  states = [random_state(GAME, seed, 20 + seed) for seed in range(3)]
+  batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
+  f = jax.jit(jax.vmap(functools.partial(go_features.alphago_features, GAME,
+                                         names=ALL)))
+  out = np.asarray(f(batch))
+  for k, s in enumerate(states):
+    np.testing.assert_array_equal(out[k], np.asarray(_features(GAME)(s)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), plies=st.integers(0, 60),
+       i=st.integers(0, 7))
+def test_features_commute_with_symmetries(seed, plies, i):
+  s = random_state(GAME, seed, plies)
+  stones = np.asarray(GAME.stones(s))
+  player, ko = int(s.current_player), int(s.ko)
+  # from_board keeps one board of history on both sides.
+  s = GAME.from_board(stones, to_play=player, ko=ko)
+  moved = symmetry.transform_observation(stones.reshape(9, 9, 1), i)
+  t = GAME.from_board(np.asarray(moved).reshape(-1), to_play=player,
+                       ko=int(symmetry.transform_action(ko, i, 9))
+                       if ko >= 0 else -1)
+  np.testing.assert_array_equal(
+      np.asarray(_features(GAME)(t)),
+      np.asarray(symmetry.transform_observation(_features(GAME)(s), i)))
