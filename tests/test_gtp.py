@@ -1,0 +1,228 @@
+"""The GTP client: against GNU Go, and against a scripted fake engine for the
+failure modes a real engine rarely shows (garbage, death, silence)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from alphago_jax.evaluation import gtp
+from alphago_jax.games.go import Go
+
+needs_gnugo = pytest.mark.skipif(
+    gtp.find_gnugo() is None,
+    reason="GNU Go is not installed (apt-get install gnugo)")
+
+# A fake engine: answers every command with an empty success, except the
+# scripted misbehaviours below.
+FAKE = textwrap.dedent("""
+    import sys, time
+    for line in sys.stdin:
+        cid, _, cmd = line.strip().partition(" ")
+        if cmd == "garbage":
+            print("hello there\\n", flush=True)
+        elif cmd == "die":
+            print("fake engine: dying", file=sys.stderr, flush=True)
+            sys.exit(3)
+        elif cmd == "sleep":
+            time.sleep(30)
+        elif cmd == "wrongid":
+            print("=999 x\\n", flush=True)
+        elif cmd == "multi":
+            print(f"={cid} first\\r\\nsecond\\tline\\n", flush=True)
+        elif cmd.startswith("genmove"):
+            print(f"={cid} resign\\n", flush=True)
+        elif cmd == "fail":
+            print(f"?{cid} nope\\n", flush=True)
+        elif cmd == "quit" and "--deaf" not in sys.argv:
+            print(f"={cid}\\n", flush=True)
+            break
+        elif cmd != "quit":
+            print(f"={cid}\\n", flush=True)
+""")
+
+
+@pytest.fixture
+def fake(tmp_path):
+  script = tmp_path / "fake_engine.py"
+  script.write_text(FAKE)
+
+  def make(*args, timeout=5.0):
+    return gtp.GTPEngine([sys.executable, str(script), *args], timeout=timeout)
+  return make
+
+
+# -- Protocol, against the fake engine ----------------------------------------
+
+def test_success_and_multiline_answers(fake):
+  with fake() as e:
+    assert e.send("boardsize 9") == ""
+    assert e.send("multi") == "first\nsecond line"  # CR dropped, tab -> space
+    assert e.send_many(["a", "multi", "b"]) == ["", "first\nsecond line", ""]
+
+
+def test_failure_raises_gtp_error_and_engine_stays_usable(fake):
+  with fake() as e:
+    with pytest.raises(gtp.GTPError, match="'fail' failed: nope") as info:
+      e.send("fail")
+    assert (info.value.command, info.value.message) == ("fail", "nope")
+    # A failure in a batch is raised after all answers are read: in step.
+    with pytest.raises(gtp.GTPError, match="fail"):
+      e.send_many(["x", "fail", "multi"])
+    assert e.send("multi") == "first\nsecond line"
+
+
+def test_malformed_answer(fake):
+  with fake() as e:
+    with pytest.raises(gtp.GTPConnectionError, match="malformed answer"):
+      e.send("garbage")
+    with pytest.raises(gtp.GTPConnectionError, match="unusable"):
+      e.send("name")
+
+
+def test_answer_with_wrong_id(fake):
+  with fake() as e:
+    with pytest.raises(gtp.GTPConnectionError, match="out of step"):
+      e.send("wrongid")
+
+
+def test_dead_engine(fake):
+  with fake() as e:
+    with pytest.raises(gtp.GTPConnectionError,
+                       match=r"exited \(status 3\)(.|\n)*fake engine: dying"):
+      e.send("die")
+    assert not e.alive
+    with pytest.raises(gtp.GTPConnectionError):
+      e.send("name")
+
+
+def test_missing_binary():
+  with pytest.raises(gtp.GTPConnectionError, match="cannot start"):
+    gtp.GTPEngine(["/nonexistent/engine"])
+
+
+def test_timeout_and_close_never_hang(fake):
+  e = fake("--deaf", timeout=0.5)
+  start = time.monotonic()
+  with pytest.raises(gtp.GTPTimeout, match="'sleep' in time"):
+    e.send("sleep")
+  e.close(timeout=0.5)  # The engine ignores quit; it gets killed.
+  e.close(timeout=0.5)  # Twice is fine.
+  assert not e.alive
+  assert time.monotonic() - start < 10
+
+
+def test_bad_commands_and_arguments(fake):
+  with fake() as e:
+    for bad in ("", "   ", "play b D4\nquit", 3):
+      with pytest.raises(ValueError, match="one non-empty line"):
+        e.send(bad)
+    for v in ("I5", "D0", "Z99", "D", "44", "", "pass1", None):
+      with pytest.raises(ValueError, match="vertex"):
+        e.play("b", v)
+    for c in ("red", "", 2, True):
+      with pytest.raises(ValueError, match="colour"):
+        e.play(c, "D4")
+    assert e.send("name") == ""  # Nothing reached the engine.
+
+
+def test_gnugo_factory_errors(monkeypatch):
+  with pytest.raises(ValueError, match="level"):
+    gtp.gnugo(level=11)
+  monkeypatch.setattr(gtp, "find_gnugo", lambda: None)
+  with pytest.raises(gtp.GnuGoNotFoundError, match="apt-get install gnugo"):
+    gtp.gnugo()
+
+
+def test_player_maps_resign(fake, monkeypatch):
+  monkeypatch.setattr(gtp, "gnugo", lambda *a, **k: fake())
+  game = Go(size=9)
+  with gtp.GnuGoPlayer(game, level=0) as player:
+    player.play(game.vertex_to_action("E5"))
+    assert player.genmove() == gtp.RESIGN
+    assert player.to_play == 1  # A resignation is not a move.
+
+
+# -- Against GNU Go -----------------------------------------------------------
+
+@needs_gnugo
+def test_gnugo_errors():
+  with gtp.gnugo(level=0) as e:
+    assert e.name() == "GNU Go"
+    with pytest.raises(gtp.GTPError, match="'frobnicate' failed: unknown "
+                                           "command"):
+      e.send("frobnicate")
+    e.boardsize(9)
+    e.clear_board()
+    # Well-formed for GTP, but off the 9x9 board.
+    with pytest.raises(gtp.GTPError, match="invalid color or coordinate"):
+      e.play("black", "T19")
+    e.play("black", "E5")
+    with pytest.raises(gtp.GTPError, match="illegal move"):
+      e.play("white", "e5")
+    assert not e.is_legal("white", "E5")
+    assert e.is_legal("white", "D5")
+    assert e.list_stones("b") == {"E5"}
+    assert e.list_stones("w") == set()
+    assert e.all_legal("w") == {Go(size=9).action_to_vertex(a)
+                                for a in range(81)} - {"E5"}
+    with pytest.raises(gtp.GTPError, match="unacceptable size"):
+      e.boardsize(99)
+
+
+@needs_gnugo
+def test_gnugo_genmove_is_legal():
+  game = Go(size=9)
+  with gtp.gnugo(level=0, seed=1) as e:
+    e.boardsize(9)
+    e.clear_board()
+    for i in range(6):
+      colour = ("black", "white")[i % 2]
+      legal = e.all_legal(colour) | {"PASS"}
+      move = e.genmove(colour)
+      assert move in legal
+      assert move == "PASS" or move in e.list_stones(colour)
+      game.vertex_to_action(move)  # Parses as one of our actions.
+
+
+@needs_gnugo
+def test_gnugo_player_replays_our_game():
+  game = Go(size=9, komi=6.5)
+  step = jax.jit(game.step)
+  state = game.init(jax.random.PRNGKey(0))
+  rng = np.random.default_rng(0)
+  with gtp.GnuGoPlayer(game, level=0, seed=0) as player:
+    for i in range(30):
+      if i % 3 == 2:  # Every third move is GNU Go's own.
+        action = player.genmove()
+        assert action != gtp.RESIGN
+        assert state.legal_action_mask[action]
+      else:
+        action = int(rng.choice(np.flatnonzero(state.legal_action_mask[:-1])))
+        player.play(action)
+      state = step(state, action)
+      assert player.to_play == int(state.current_player)
+      np.testing.assert_array_equal(player.stones(), game.stones(state))
+      np.testing.assert_array_equal(player.legal_mask(),
+                                    state.legal_action_mask)
+    player.reset()
+    assert player.to_play == 0
+    assert not player.stones().any()
+    player.play(game.pass_action)  # Pass is a move too.
+    assert player.to_play == 1
+
+
+@needs_gnugo
+def test_gnugo_player_rejects_illegal_moves():
+  game = Go(size=9)
+  with gtp.GnuGoPlayer(game, level=0) as player:
+    player.play(game.vertex_to_action("E5"))
+    with pytest.raises(gtp.GTPError, match="illegal move"):
+      player.play(game.vertex_to_action("E5"))
+    with pytest.raises(ValueError, match="out of range"):
+      player.play(game.num_actions)
