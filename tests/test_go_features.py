@@ -270,24 +270,16 @@ def test_turns_since():
 # -- A flood-fill reference on random positions ------------------------------
 
 
-@functools.lru_cache(None)
-def _random_play(game):
-  @jax.jit
-  def run(key, plies):
-    def body(s, xs):
-      t, k = xs
-      logits = jnp.where(s.legal_action_mask, 0.0, -jnp.inf).at[-1].add(-9.0)
-      nxt = game.step(s, jax.random.categorical(k, logits))
-      return jax.tree.map(lambda a, b: jnp.where(t < plies, a, b), nxt, s), None
-    steps = 3 * game.num_points // 2
-    s, _ = jax.lax.scan(body, game.init(key),
-                        (jnp.arange(steps), jax.random.split(key, steps)))
-    return s
-  return run
-
-
 def random_state(game, seed, plies):
-  return _random_play(game)(jax.random.key(seed), plies)
+  """A position after `plies` random legal moves (passes only when forced)."""
+  rng = np.random.default_rng(seed)
+  s = game.init(jax.random.key(0))
+  for _ in range(plies):
+    legal = np.flatnonzero(np.asarray(s.legal_action_mask)[:-1])
+    if len(legal) == 0 or bool(s.terminated):
+      break
+    s = _step(game)(s, int(rng.choice(legal)))
+  return s
 
 
 def reference(game, state):
