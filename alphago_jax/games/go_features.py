@@ -42,10 +42,11 @@ Definitions (each exact, no approximation):
   in the corner (the usual false-eye test of Pachi and Michi; off-board
   diagonals count for neither side, empty diagonals are not opponent).
 
-Cost: the per-move planes play N² moves per position. On 19x19 with a batch
-of 16 positions, all 46 policy planes take ~0.3 s on 2 shared CPU cores
-under `jit` (the same cost as ~N² `step`s); without the per-move planes
-(stone colour, turns, liberties, sensibleness) they are ~100x cheaper.
+Cost (measured on 19x19, a batch of 16 mid-game positions, jit + vmap, 2
+shared CPU cores): the 46 policy planes take 60-120 ms per batch (one batched
+`step` takes ~4 ms: the per-move planes play all N² moves, but jit prunes
+what `step` computes beyond the board); without the per-move planes (stone
+colour, turns, liberties, sensibleness) ~1 ms. Compiling takes ~5 s.
 """
 
 from __future__ import annotations
