@@ -13,6 +13,7 @@ A failure names the board size, seed and the game so far as GTP moves.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -48,6 +49,8 @@ class Coverage:
   multi_chain_captures: int = 0
   ko_positions: int = 0
   suicide_positions: int = 0
+  multi_stone_suicide_positions: int = 0
+  superko_positions: int = 0
   suicide_attempts: int = 0
   two_pass_ends: int = 0
 
@@ -95,18 +98,30 @@ def _ascii(game: Go, stones: np.ndarray) -> str:
   return "\n".join("".join(".XO"[v] for v in row) for row in rows)
 
 
+def _has_neighbour(points: np.ndarray, size: int) -> np.ndarray:
+  """bool `[N²]`: whether a point is orthogonally next to one of `points`."""
+  g = np.pad(points.reshape(size, size), 1)
+  return (g[:-2, 1:-1] | g[2:, 1:-1] | g[1:-1, :-2] | g[1:-1, 2:]).reshape(-1)
+
+
 def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
-                      max_plies: int, cov: Coverage) -> None:
-  """Plays one random game with our engine, replays it in GNU Go, and
-  asserts after every move that boards and legal moves agree."""
+                      max_plies: int, cov: Coverage,
+                      simple_ko_engine: gtp.GTPEngine | None = None) -> None:
+  """Plays one random game with our engine, replays it in GNU Go (`engine`,
+  same rules), and asserts after every move that boards and legal moves
+  agree. With `simple_ko_engine` (GNU Go without superko, for a superko
+  `game`), also counts the moves only superko forbids."""
   n2 = game.num_points
   rng = np.random.default_rng(seed)
   step = _step(game)
-  engine.send_many([f"boardsize {game.size}", "clear_board"])
+  engines = [engine] + ([simple_ko_engine] if simple_ko_engine else [])
+  for e in engines:
+    e.send_many([f"boardsize {game.size}", "clear_board"])
   state = game.init(jax.random.PRNGKey(0))
   mask, board, player = jax.device_get(
       (state.legal_action_mask, state.board, state.current_player))
   stones = np.sign(board).astype(np.int8)
+  ko = -1
   record = []
   attempted_suicide = False
 
@@ -118,7 +133,8 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
     colour, other = COLOURS[player], COLOURS[1 - player]
     # Suicide points (illegal empty points other than the ko point): once a
     # game, try one in both engines; each must refuse it.
-    suicide = np.flatnonzero((stones == 0) & ~mask[:n2])
+    suicide = np.flatnonzero((stones == 0) & ~mask[:n2]
+                             & (np.arange(n2) != ko))
     if len(suicide) and not attempted_suicide:
       attempted_suicide = True
       point = game.action_to_vertex(int(suicide[0]))
@@ -139,6 +155,9 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
       _, black, white, legal = engine.send_many(
           [f"play {colour} {vertex}", "list_stones black",
            "list_stones white", f"all_legal {other}"])
+      if simple_ko_engine:
+        _, simple_legal = simple_ko_engine.send_many(
+            [f"play {colour} {vertex}", f"all_legal {other}"])
     except gtp.GTPError as e:
       pytest.fail(f"GNU Go refused our legal move: {e}; {where()}")
 
@@ -155,6 +174,10 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
           f"only ours: {sorted(ours - gnu)}, only GNU Go: {sorted(gnu - ours)}"
           f"\nko point: {ko}\n{_ascii(game, stones)}")
       assert mask[game.pass_action]
+      if simple_ko_engine:
+        only_simple = set(simple_legal.split()) - gnu
+        assert not gnu - set(simple_legal.split()), where()
+        cov.superko_positions += bool(only_simple)
 
     # Coverage bookkeeping.
     cov.moves += 1
@@ -169,27 +192,42 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
         cov.multi_chain_captures += 1
     if ko >= 0:
       cov.ko_positions += 1
-    if not done and ((stones == 0) & ~mask[:n2]
-                     & (np.arange(n2) != ko)).any():
+    illegal = (stones == 0) & ~mask[:n2] & (np.arange(n2) != ko)
+    if not done and illegal.any():
       cov.suicide_positions += 1
+      # A suicide that would kill a chain, not just the stone played.
+      own = stones == (1 if player == 0 else -1)
+      cov.multi_stone_suicide_positions += bool(
+          (illegal & _has_neighbour(own, game.size)).any())
     if done:
       cov.two_pass_ends += int(state.passes >= 2)
       break
   cov.games += 1
 
 
-def run_oracle(size: int, num_games: int, max_plies: int,
-               seed: int = 0) -> Coverage:
+def run_oracle(size: int, num_games: int, max_plies: int, seed: int = 0,
+               superko: bool = False) -> Coverage:
+  """Checks `num_games` random games; with `superko`, against GNU Go's
+  `--positional-superko` (a second, simple-ko GNU Go counts the moves only
+  superko forbids)."""
+  if superko and max_plies > 450:
+    # GNU Go folds its move history (500 moves) into the initial position,
+    # forgetting older positions for superko.
+    raise ValueError(f"superko games are checkable for 450 plies at most, "
+                     f"got {max_plies}")
   # Our move cap is set past max_plies: only two passes or max_plies end a
   # game, and GNU Go has no cap.
-  game = Go(size=size, komi=7.5, superko=False, max_moves=max_plies + 1)
+  game = Go(size=size, komi=7.5, superko=superko, max_moves=max_plies + 1)
   cov = Coverage()
   start = time.time()
-  with gtp.gnugo(level=0) as engine:
+  args = ("--positional-superko",) if superko else ()
+  with gtp.gnugo(level=0, extra_args=args) as engine, \
+       (gtp.gnugo(level=0) if superko else contextlib.nullcontext()) as simple:
     for g in range(num_games):
       play_checked_game(game, engine, seed=seed * 10_000 + size * 100 + g,
-                        max_plies=max_plies, cov=cov)
-  print(f"\n{size}x{size}: {cov} in {time.time() - start:.1f} s")
+                        max_plies=max_plies, cov=cov, simple_ko_engine=simple)
+  print(f"\n{size}x{size}{' superko' * superko}: {cov} in "
+        f"{time.time() - start:.1f} s")
   return cov
 
 
@@ -199,6 +237,7 @@ def assert_covered(cov: Coverage, *, two_pass_ends: bool) -> None:
   assert cov.multi_chain_captures > 0, cov
   assert cov.suicide_positions > 0, cov
   assert cov.suicide_attempts > 0, cov
+  assert cov.multi_stone_suicide_positions > 0, cov
   if two_pass_ends:
     assert cov.two_pass_ends == cov.games, cov
 
@@ -219,6 +258,20 @@ def test_random_games_agree_with_gnugo(size, num_games, max_plies):
 def test_many_random_games_agree_with_gnugo(size, num_games, max_plies):
   cov = run_oracle(size, num_games, max_plies, seed=1)
   assert_covered(cov, two_pass_ends=size == 5)
+
+
+def test_random_superko_games_agree_with_gnugo_superko():
+  """superko=True against GNU Go --positional-superko, on 5x5 where random
+  games repeat positions now and then."""
+  cov = run_oracle(5, 60, 450, superko=True)
+  assert_covered(cov, two_pass_ends=True)
+  assert cov.superko_positions > 0, cov
+
+
+@pytest.mark.slow
+def test_many_random_superko_games_agree_with_gnugo_superko():
+  cov = run_oracle(5, 500, 450, seed=1, superko=True)
+  assert cov.superko_positions > 0, cov
 
 
 # -- Superko: the one rule where we differ from GNU Go's default ------------
