@@ -31,6 +31,8 @@ FAKE = textwrap.dedent("""
             sys.exit(3)
         elif cmd == "sleep":
             time.sleep(30)
+        elif cmd == "noid":
+            print("= fine\\n", flush=True)
         elif cmd == "wrongid":
             print("=999 x\\n", flush=True)
         elif cmd == "multi":
@@ -85,8 +87,9 @@ def test_malformed_answer(fake):
       e.send("name")
 
 
-def test_answer_with_wrong_id(fake):
+def test_answer_ids(fake):
   with fake() as e:
+    assert e.send("noid") == "fine"  # Tolerated: nothing is ambiguous.
     with pytest.raises(gtp.GTPConnectionError, match="out of step"):
       e.send("wrongid")
 
@@ -196,6 +199,7 @@ def test_gnugo_player_replays_our_game():
   step = jax.jit(game.step)
   state = game.init(jax.random.PRNGKey(0))
   rng = np.random.default_rng(0)
+  actions = []
   with gtp.GnuGoPlayer(game, level=0, seed=0) as player:
     for i in range(30):
       if i % 3 == 2:  # Every third move is GNU Go's own.
@@ -206,6 +210,7 @@ def test_gnugo_player_replays_our_game():
         action = int(rng.choice(np.flatnonzero(state.legal_action_mask[:-1])))
         player.play(action)
       state = step(state, action)
+      actions.append(action)
       assert player.to_play == int(state.current_player)
       np.testing.assert_array_equal(player.stones(), game.stones(state))
       np.testing.assert_array_equal(player.legal_mask(),
@@ -215,6 +220,10 @@ def test_gnugo_player_replays_our_game():
     assert not player.stones().any()
     player.play(game.pass_action)  # Pass is a move too.
     assert player.to_play == 1
+    # A whole game at once lands in the same position.
+    player.replay(actions)
+    assert player.to_play == int(state.current_player)
+    np.testing.assert_array_equal(player.stones(), game.stones(state))
 
 
 @needs_gnugo
@@ -226,3 +235,7 @@ def test_gnugo_player_rejects_illegal_moves():
       player.play(game.vertex_to_action("E5"))
     with pytest.raises(ValueError, match="out of range"):
       player.play(game.num_actions)
+    assert player.to_play == 1
+    with pytest.raises(gtp.GTPError, match="illegal move"):
+      player.replay([40, 41, 40])
+    assert player.to_play == 0 and not player.stones().any()

@@ -213,7 +213,8 @@ class GTPEngine:
       self._broken = f"malformed answer {line!r} to {command!r}"
       raise GTPConnectionError(f"gtp: malformed answer {line!r} to "
                                f"{command!r} (expected '= ...' or '? ...')")
-    if m.group(2) != str(cid):
+    # An engine that drops ids is tolerated; a wrong id means lost step.
+    if m.group(2) not in ("", str(cid)):
       self._broken = f"answer id {m.group(2)!r} for command id {cid}"
       raise GTPConnectionError(
           f"gtp: answer {line!r} carries id {m.group(2)!r}, expected {cid} "
@@ -409,6 +410,20 @@ class GnuGoPlayer:
     """Plays our `action` (a point or pass) for the side to move."""
     self.engine.play(self.to_play, self.game.action_to_vertex(action))
     self.to_play = 1 - self.to_play
+
+  def replay(self, actions: Iterable[int]) -> None:
+    """`reset`, then plays a game's `actions` from the start (pipelined)."""
+    self.reset()
+    moves = []
+    for a in actions:
+      moves.append(f"play {colour_name(self.to_play)} "
+                   f"{self.game.action_to_vertex(a)}")
+      self.to_play = 1 - self.to_play
+    try:
+      self.engine.send_many(moves)
+    except GTPError:
+      self.reset()  # Unknown how far it got: leave a known position.
+      raise
 
   def genmove(self) -> int:
     """GNU Go's move for the side to move, as our action (pass is
