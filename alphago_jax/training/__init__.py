@@ -1,11 +1,14 @@
 """AlphaZero training: self-play, an on-device replay buffer, the loss, one
 compiled iteration, checkpoints and metrics."""
 
+from alphago_jax.training import presets
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
                                              latest_step, read_metadata,
                                              restore_checkpoint,
                                              save_checkpoint)
 from alphago_jax.training.config import TrainConfig
+from alphago_jax.training.evaluators import (make_reference_evaluator,
+                                             make_solver_evaluator)
 from alphago_jax.training.learner import loss_fn, make_optimizer
 from alphago_jax.training.loop import (DATA_AXIS, init_train_state,
                                        make_iteration, make_mesh, train,
@@ -21,7 +24,8 @@ __all__ = [
     "CheckpointMismatchError", "DATA_AXIS", "MetricsWriter", "ReplayBuffer",
     "Sample", "SelfPlayStats", "TrainConfig", "TrainState",
     "identity_augment", "init_train_state", "latest_step", "loss_fn",
-    "make_iteration", "make_mesh", "make_optimizer", "read_metadata",
+    "make_iteration", "make_mesh", "make_reference_evaluator",
+    "make_solver_evaluator", "presets", "make_optimizer", "read_metadata",
     "read_metrics", "replay_add", "replay_init", "replay_sample",
     "restore_checkpoint", "save_checkpoint", "self_play", "train",
     "variables_of",

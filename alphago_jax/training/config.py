@@ -36,6 +36,8 @@ class TrainConfig:
     max_moves: moves per self-play chunk; a game not over by then yields no
       examples. Use at least the game's longest game (9 for tic-tac-toe).
     num_games: B, self-play games per chunk (per iteration).
+    random_opening_moves: each self-play game starts with a uniformly random
+      number in [0, k] of random moves (no examples from them); 0 is off.
     buffer_capacity: replay rows; at least num_games * max_moves.
     batch_size: examples per gradient step.
     gradient_steps: K, gradient steps per iteration.
@@ -53,6 +55,7 @@ class TrainConfig:
   search: AlphaZeroSearchConfig
   max_moves: int
   num_games: int = 128
+  random_opening_moves: int = 0
   buffer_capacity: int = 1 << 15
   batch_size: int = 256
   gradient_steps: int = 8
@@ -72,6 +75,7 @@ class TrainConfig:
           f"search must be an AlphaZeroSearchConfig, got {self.search!r}")
     _int("max_moves", self.max_moves, 1)
     _int("num_games", self.num_games, 1)
+    _int("random_opening_moves", self.random_opening_moves, 0)
     _int("buffer_capacity", self.buffer_capacity, 1)
     _int("batch_size", self.batch_size, 1)
     _int("gradient_steps", self.gradient_steps, 1)

@@ -14,6 +14,7 @@ all-reduce. Everything is deterministic for a given seed on the CPU.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -85,6 +86,7 @@ def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
   return state
 
 
+@functools.lru_cache(maxsize=16)
 def make_iteration(game: game_base.Game, config: TrainConfig, *,
                    mesh: Optional[Mesh] = None,
                    augment: AugmentFn = identity_augment
@@ -95,6 +97,9 @@ def make_iteration(game: game_base.Game, config: TrainConfig, *,
   `gradient_steps` steps on batches drawn uniformly from the buffer.
   Metrics are float32 scalars: the means over the K steps of the loss terms
   (plus `loss_first`/`loss_last`), and the self-play statistics.
+
+  Cached on its (hashable) arguments, so runs of the same game and config in
+  one process, e.g. a resume, reuse one compiled program.
   """
   config.check_game(game)
   _check_mesh(config, mesh)
@@ -125,7 +130,9 @@ def make_iteration(game: game_base.Game, config: TrainConfig, *,
     examples, valid, stats = self_play(
         game, evaluate, variables_of(state), play_key,
         num_games=config.num_games, max_moves=config.max_moves,
-        config=config.search, constrain=constrain)
+        config=config.search,
+        random_opening_moves=config.random_opening_moves,
+        constrain=constrain)
     buffer = replay_add(state.buffer, examples, valid)
     carry = (state.params, state.batch_stats, state.opt_state)
     carry, steps = jax.lax.scan(

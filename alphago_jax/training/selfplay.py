@@ -7,6 +7,12 @@ is filled in at the end from the game's outcome for the player who was to
 move. Games not over after `max_moves` moves give no examples (their z is
 unknown) and are counted as truncated.
 
+Random openings (`random_opening_moves` = k > 0): each game first plays a
+uniformly random number in [0, k] of uniformly random legal moves, which
+give no examples. Self-play of a strong network otherwise collapses onto a
+few lines and never sees (or learns to punish) the positions a different
+opponent steers into.
+
 Resignation: when the search's root value drops below the threshold, the
 mover resigns (a loss for it), except in a random share of games where
 resignation is disabled; there the first would-be resignation is recorded,
@@ -27,6 +33,7 @@ from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import EvaluateFn
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           alphazero_search)
+from alphago_jax.search.rollout import random_legal_action
 from alphago_jax.training.replay import Sample
 
 
@@ -65,7 +72,7 @@ def _select(mask, new, old):
 def self_play(game: game_base.Game, evaluate: EvaluateFn,
               variables: chex.ArrayTree, key: chex.PRNGKey, *,
               num_games: int, max_moves: int, config: AlphaZeroSearchConfig,
-              constrain=lambda x: x
+              random_opening_moves: int = 0, constrain=lambda x: x
               ) -> Tuple[Sample, chex.Array, SelfPlayStats]:
   """Plays one chunk of self-play.
 
@@ -77,31 +84,40 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     num_games: B.
     max_moves: T, moves per chunk.
     config: the search (with its exploration settings for self-play).
+    random_opening_moves: k, the most random opening moves (see module).
     constrain: applied to every `[B, ...]` pytree (the data-parallel
       sharding constraint); identity on one device.
 
   Returns:
     samples `Sample` `[B * T]` (game-major), valid bool `[B * T]`, stats.
   """
-  init_key, resign_key, loop_key = jax.random.split(key, 3)
+  init_key, resign_key, opening_key, loop_key = jax.random.split(key, 4)
   states = constrain(jax.vmap(game.init)(jax.random.split(init_key,
                                                           num_games)))
   resign_on = config.resign_threshold is not None
   resign_allowed = jax.random.uniform(resign_key, (num_games,)) >= (
       config.resign_disabled_fraction)
   threshold = config.resign_threshold if resign_on else -2.0
+  opening = jax.random.randint(opening_key, (num_games,), 0,
+                               random_opening_moves + 1)
 
   def body(carry, step_key):
     states, done, outcome0, resigned, would = carry
-    active = ~done
-    out = alphazero_search(game, evaluate, variables, step_key, states,
+    search_key, random_key = jax.random.split(step_key)
+    out = alphazero_search(game, evaluate, variables, search_key, states,
                            config=config)
     player = states.current_player
+    in_opening = states.step_count < opening
+    random_moves = jax.vmap(random_legal_action)(
+        jax.random.split(random_key, num_games), states.legal_action_mask)
+    out = out.replace(action=jnp.where(in_opening, random_moves, out.action))
+    active = ~done
+    learn = active & ~in_opening
     example = Sample(observation=jax.vmap(game.observe)(states),
                      legal_action_mask=states.legal_action_mask,
                      policy=out.action_weights,
                      value=jnp.zeros((num_games,), jnp.float32))
-    wants = active & (out.root_value < threshold)
+    wants = learn & (out.root_value < threshold)
     resign_now = wants & resign_allowed
     would = jnp.where(wants & ~resign_allowed & (would < 0), player, would)
     stepped = jax.vmap(game.step)(states, out.action)
@@ -112,20 +128,20 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     states = constrain(_select(plays, stepped, states))
     done = done | resign_now | (plays & stepped.terminated)
     carry = (states, done, outcome0, resigned | resign_now, would)
-    return carry, (example, player, active)
+    return carry, (example, player, active, learn)
 
   carry = (states, jnp.zeros(num_games, jnp.bool_),
            jnp.zeros(num_games, jnp.float32),
            jnp.zeros(num_games, jnp.bool_),
            jnp.full(num_games, -1, jnp.int32))
-  carry, (examples, players, active) = jax.lax.scan(
+  carry, (examples, players, active, learn) = jax.lax.scan(
       body, carry, jax.random.split(loop_key, max_moves))
   states, done, outcome0, resigned, would = carry
 
   # z for the player to move at each step: the game's outcome, signed.
   z = jnp.where(players == 0, outcome0[None], -outcome0[None])
   examples = examples.replace(value=z)
-  valid = active & done[None]
+  valid = learn & done[None]
   # [T, B, ...] -> [B * T, ...], game-major so a batch sharding carries over.
   flat = lambda x: jnp.swapaxes(x, 0, 1).reshape((-1,) + x.shape[2:])
   examples = jax.tree.map(flat, examples)

@@ -1,0 +1,188 @@
+"""Elo ratings: from a match score, with an interval, and for a round robin.
+
+The Elo model says a player rated D points above another scores
+s = 1 / (1 + 10^(-D / 400)) per game (a draw counts half), so
+D = 400 log10(s / (1 - s)). The interval of D maps the 95% Wilson interval
+of the score through that (monotone) formula; it is infinite on the side of
+a perfect or zero score, where the data cannot bound D.
+
+A round robin is fitted by maximum likelihood in the Bradley-Terry model
+(draws as half a win and half a loss) with Hunter's MM iteration.
+`prior_draws` adds that many virtual draws to every pair that played, so an
+undefeated or winless player gets a finite rating (as BayesElo does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import List, Mapping, Sequence, Tuple
+
+import numpy as np
+
+from alphago_jax.evaluation.stats import Z95, wilson_interval
+
+
+def elo_from_score(score: float) -> float:
+  """Elo difference implied by a mean score in [0, 1] (+-inf at 1 and 0)."""
+  if not 0.0 <= score <= 1.0:
+    raise ValueError(f"score must be in [0, 1], got {score!r}")
+  if score == 1.0:
+    return math.inf
+  if score == 0.0:
+    return -math.inf
+  return 400.0 * math.log10(score / (1.0 - score))
+
+
+def expected_score(elo_difference: float) -> float:
+  """Mean score of a player `elo_difference` points above its opponent."""
+  return 1.0 / (1.0 + 10.0 ** (-elo_difference / 400.0))
+
+
+def _check_counts(wins, draws, losses):
+  for name, v in (("wins", wins), ("draws", draws), ("losses", losses)):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+      raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+  if wins + draws + losses == 0:
+    raise ValueError("need at least one game")
+
+
+def score(wins: int, draws: int, losses: int) -> float:
+  """Mean points per game (win 1, draw 1/2)."""
+  _check_counts(wins, draws, losses)
+  return (wins + 0.5 * draws) / (wins + draws + losses)
+
+
+def elo_difference(wins: int, draws: int, losses: int) -> float:
+  """Elo difference of a player with this record over its opponent."""
+  return elo_from_score(score(wins, draws, losses))
+
+
+def elo_interval(wins: int, draws: int, losses: int, z: float = Z95
+                 ) -> Tuple[float, float]:
+  """95% interval of the Elo difference (Wilson interval of the score)."""
+  _check_counts(wins, draws, losses)
+  n = wins + draws + losses
+  points = wins + 0.5 * draws
+  lo, hi = wilson_interval(points, n, z)
+  # Wilson's bounds reach 0 or 1 only up to rounding; the data cannot bound
+  # the Elo difference on the side of a perfect or a zero score.
+  return (-math.inf if points == 0 else elo_from_score(lo),
+          math.inf if points == n else elo_from_score(hi))
+
+
+def fit_elo(points: np.ndarray, games: np.ndarray, *,
+            prior_draws: float = 0.0, iterations: int = 10_000,
+            tolerance: float = 1e-10) -> np.ndarray:
+  """Maximum-likelihood Elo ratings from pairwise results.
+
+  Args:
+    points: float `[K, K]`, points[i, j] = points player i scored against j
+      (win 1, draw 1/2).
+    games: `[K, K]` symmetric, games played between i and j.
+    prior_draws: virtual draws added to every pair with games.
+    iterations, tolerance: MM iteration limits.
+
+  Returns:
+    float64 `[K]` ratings with player 0 at 0. A player with no points (or
+    all of them) and no prior draws drifts towards -inf (+inf).
+  """
+  points = np.asarray(points, np.float64)
+  games = np.asarray(games, np.float64)
+  k = points.shape[0]
+  if points.shape != (k, k) or games.shape != (k, k):
+    raise ValueError(f"points and games must be [K, K], got {points.shape} "
+                     f"and {games.shape}")
+  if not np.allclose(games, games.T) or np.any(np.diag(games) != 0):
+    raise ValueError("games must be symmetric with a zero diagonal")
+  if not np.allclose(points + points.T, games):
+    raise ValueError("points[i, j] + points[j, i] must equal games[i, j]")
+  played = games > 0
+  points = points + 0.5 * prior_draws * played
+  games = games + prior_draws * played
+  wins = points.sum(axis=1)
+  gamma = np.ones(k)
+  for _ in range(iterations):
+    denom = (games / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+    new = np.where(denom > 0, wins / np.maximum(denom, 1e-300), gamma)
+    new = np.maximum(new, 1e-300)
+    new /= new[0]
+    if np.max(np.abs(np.log(new) - np.log(gamma))) < tolerance:
+      gamma = new
+      break
+    gamma = new
+  return 400.0 * np.log10(gamma)
+
+
+@dataclasses.dataclass(frozen=True)
+class EloTable:
+  """A round robin's results and fitted ratings.
+
+  Attributes:
+    names: the players, in order.
+    ratings: Elo `[K]`, first player at 0.
+    points: `[K, K]` points of i against j.
+    games: `[K, K]` games between i and j.
+  """
+  names: Tuple[str, ...]
+  ratings: np.ndarray
+  points: np.ndarray
+  games: np.ndarray
+
+  def rows(self) -> List[Tuple[str, float, float]]:
+    """(name, rating, overall score), best first."""
+    totals = self.points.sum(1) / np.maximum(self.games.sum(1), 1)
+    order = np.argsort(-self.ratings, kind="stable")
+    return [(self.names[i], float(self.ratings[i]), float(totals[i]))
+            for i in order]
+
+  def markdown(self) -> str:
+    lines = ["| player | Elo | score |", "|---|---|---|"]
+    lines += [f"| {n} | {r:+.0f} | {100 * s:.1f}% |"
+              for n, r, s in self.rows()]
+    return "\n".join(lines)
+
+
+def elo_table(names: Sequence[str], points, games, *,
+              prior_draws: float = 1.0) -> EloTable:
+  """Fits ratings to a results matrix (see `fit_elo`)."""
+  points = np.asarray(points, np.float64)
+  games = np.asarray(games, np.float64)
+  ratings = fit_elo(points, games, prior_draws=prior_draws)
+  return EloTable(names=tuple(names), ratings=ratings, points=points,
+                  games=games)
+
+
+def round_robin(game, agents: Mapping[str, object], key, *,
+                games_per_colour: int, max_moves: int | None = None,
+                prior_draws: float = 1.0) -> EloTable:
+  """Every pair of `agents` plays a colour-alternated match; fits Elo.
+
+  Args:
+    game: the game.
+    agents: name -> `Agent`; the first is the rating anchor (0).
+    key: PRNG key, consumed.
+    games_per_colour: games of each pair with each player first.
+    max_moves, prior_draws: as in `match` and `fit_elo`.
+  """
+  import jax  # Local: the fitting above needs no JAX.
+  from alphago_jax.evaluation.match import match
+
+  names = list(agents)
+  if len(names) < 2:
+    raise ValueError(f"a round robin needs at least 2 agents, got "
+                     f"{len(names)}")
+  k = len(names)
+  points = np.zeros((k, k))
+  games = np.zeros((k, k))
+  pair_keys = jax.random.split(key, k * (k - 1) // 2)
+  p = 0
+  for i in range(k):
+    for j in range(i + 1, k):
+      result = match(game, agents[names[i]], agents[names[j]], pair_keys[p],
+                     games_per_colour=games_per_colour, max_moves=max_moves)
+      p += 1
+      pts = result.wins + 0.5 * result.draws
+      points[i, j], points[j, i] = pts, result.games - pts
+      games[i, j] = games[j, i] = result.games
+  return elo_table(names, points, games, prior_draws=prior_draws)

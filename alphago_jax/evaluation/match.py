@@ -1,0 +1,93 @@
+"""A colour-alternated match between two agents, with intervals and Elo."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Tuple
+
+import chex
+import jax
+
+from alphago_jax.evaluation import elo
+from alphago_jax.evaluation.arena import Record, play, record
+from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.games import base as game_base
+from alphago_jax.search.base import Agent
+
+OUTCOMES = ("wins", "draws", "losses")
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+  """Results of `agent` against `opponent`, from `agent`'s side.
+
+  Attributes:
+    as_first: `agent`'s record when it moved first (player 0).
+    as_second: its record when it moved second.
+  """
+  as_first: Record
+  as_second: Record
+
+  @property
+  def wins(self) -> int:
+    return self.as_first.wins + self.as_second.wins
+
+  @property
+  def draws(self) -> int:
+    return self.as_first.draws + self.as_second.draws
+
+  @property
+  def losses(self) -> int:
+    return self.as_first.losses + self.as_second.losses
+
+  @property
+  def games(self) -> int:
+    return self.wins + self.draws + self.losses
+
+  def rate(self, outcome: str) -> float:
+    return getattr(self, outcome) / self.games
+
+  def interval(self, outcome: str) -> Tuple[float, float]:
+    """95% Wilson interval of the rate of "wins", "draws" or "losses"."""
+    if outcome not in OUTCOMES:
+      raise ValueError(f"outcome must be one of {OUTCOMES}, got {outcome!r}")
+    return wilson_interval(getattr(self, outcome), self.games)
+
+  @property
+  def score(self) -> float:
+    return elo.score(self.wins, self.draws, self.losses)
+
+  @property
+  def elo(self) -> float:
+    """Elo difference of `agent` over `opponent` (+-inf if one never
+    scored)."""
+    return elo.elo_difference(self.wins, self.draws, self.losses)
+
+  @property
+  def elo_interval(self) -> Tuple[float, float]:
+    return elo.elo_interval(self.wins, self.draws, self.losses)
+
+  def summary(self) -> str:
+    parts = []
+    for o in OUTCOMES:
+      lo, hi = self.interval(o)
+      parts.append(f"{o} {100 * self.rate(o):.1f}% [{100 * lo:.1f}, "
+                   f"{100 * hi:.1f}]")
+    lo, hi = self.elo_interval
+    return (f"{self.games} games: " + ", ".join(parts) +
+            f"; Elo {self.elo:+.0f} [{lo:+.0f}, {hi:+.0f}]")
+
+
+def match(game: game_base.Game, agent: Agent, opponent: Agent,
+          key: chex.PRNGKey, *, games_per_colour: int,
+          max_moves: int | None = None) -> MatchResult:
+  """Plays `games_per_colour` games with `agent` first, as many second.
+
+  Both halves are batched games of `arena.play`, one compiled loop each.
+  """
+  first_key, second_key = jax.random.split(key)
+  first = play(game, (agent, opponent), first_key,
+               num_games=games_per_colour, max_moves=max_moves)
+  second = play(game, (opponent, agent), second_key,
+                num_games=games_per_colour, max_moves=max_moves)
+  return MatchResult(as_first=record(first, 0), as_second=record(second, 1))

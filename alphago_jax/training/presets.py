@@ -1,0 +1,25 @@
+"""Named training configs that have been run and measured."""
+
+from __future__ import annotations
+
+from alphago_jax.models.resnet import ResNetConfig
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig
+from alphago_jax.training.config import TrainConfig
+
+
+def tictactoe(policy: str = "gumbel") -> TrainConfig:
+  """AlphaZero on tic-tac-toe, sized for a 2-core CPU (see README)."""
+  if policy == "gumbel":
+    search = AlphaZeroSearchConfig(num_simulations=16, policy="gumbel",
+                                   temperature_moves=9, gumbel_scale=1.0)
+  else:
+    search = AlphaZeroSearchConfig(num_simulations=64, policy="puct",
+                                   c_puct=1.25, dirichlet_alpha=1.0,
+                                   dirichlet_fraction=0.25,
+                                   temperature_moves=4)
+  return TrainConfig(
+      model=ResNetConfig(num_blocks=1, channels=16, value_hidden=32),
+      search=search, max_moves=9, num_games=128, random_opening_moves=4,
+      buffer_capacity=128 * 9 * 16, batch_size=256, gradient_steps=8,
+      optimizer="adam", learning_rate=3e-3, lr_boundaries=(800, 1600),
+      lr_decay=0.3, weight_decay=1e-4)

@@ -1,0 +1,196 @@
+"""Network-guided search on mctx: config checks, signs, masking, agents."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+
+from alphago_jax import evaluation, games, models, search
+
+GAME = games.make("tictactoe")
+
+
+def position(moves):
+  s = GAME.init(jax.random.key(0))
+  for a in moves:
+    s = GAME.step(s, a)
+  return s
+
+
+def batch(state, n):
+  return jax.tree.map(lambda x: jnp.repeat(x[None], n, 0), state)
+
+
+def zero_net(variables, obs, legal):
+  """A uniform prior and a value of 0 everywhere."""
+  del variables, legal
+  n = obs.shape[0]
+  return jnp.zeros((n, GAME.num_actions)), jnp.zeros((n,))
+
+
+# X at 0, 1; O at 3, 4; X to move: 2 wins, anything else lets O win at 5.
+WIN_IN_ONE = [0, 3, 1, 4]
+# X at 0, 1 threatens 2; O to move must block there.
+MUST_BLOCK = [0, 4, 1]
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_search(config):
+  # One compilation per config (per batch shape) for the whole module.
+  return jax.jit(functools.partial(search.alphazero_search, GAME, zero_net,
+                                   None, config=config))
+
+
+def run_search(moves, config, n=8, seed=0):
+  return compiled_search(config)(jax.random.key(seed),
+                                 batch(position(moves), n))
+
+
+@pytest.mark.parametrize("config", [
+    search.AlphaZeroSearchConfig(num_simulations=32, policy="gumbel"),
+    search.AlphaZeroSearchConfig(num_simulations=32, policy="puct",
+                                 temperature_moves=0),
+    search.AlphaZeroSearchConfig(num_simulations=32, policy="puct",
+                                 normalize_q=False, temperature_moves=0),
+], ids=["gumbel", "puct-normalised", "puct-raw-q"])
+def test_zero_network_search_plays_the_win_in_one(config):
+  out = run_search(WIN_IN_ONE, config)
+  np.testing.assert_array_equal(out.action, 2)
+  np.testing.assert_array_equal(np.argmax(out.action_weights, -1), 2)
+  legal = np.asarray(position(WIN_IN_ONE).legal_action_mask)
+  assert np.all(np.asarray(out.action_weights)[:, ~legal] == 0)
+  np.testing.assert_allclose(out.action_weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_zero_network_puct_blocks_the_threat():
+  # Needs the opponent's reply, one ply deeper: the -1 discount at work.
+  config = search.AlphaZeroSearchConfig(num_simulations=200, policy="puct",
+                                        temperature_moves=0,
+                                        dirichlet_fraction=0.0)
+  out = run_search(MUST_BLOCK, config)
+  np.testing.assert_array_equal(out.action, 2)
+  # Every other move loses, so the root is worth less than a win.
+  assert np.all(out.root_value < 0.5)
+
+
+def test_recurrent_fn_signs():
+  rec = search.make_recurrent_fn(GAME, zero_net)
+  states = batch(position(WIN_IN_ONE), 2)
+  out, nxt = rec(None, jax.random.key(0), jnp.array([2, 8]), states)
+  # Winning move: the mover's reward +1, then nothing (discount 0, value 0).
+  np.testing.assert_allclose(out.reward, [1.0, 0.0])
+  np.testing.assert_allclose(out.discount, [0.0, -1.0])
+  np.testing.assert_allclose(out.value, [0.0, 0.0])
+  assert bool(nxt.terminated[0]) and not bool(nxt.terminated[1])
+  # Illegal children of the new node (occupied cells) get the masked logit.
+  occupied = ~np.asarray(nxt.legal_action_mask[1])
+  assert np.all(np.asarray(out.prior_logits[1])[occupied] ==
+                models.MASKED_LOGIT)
+
+
+@pytest.mark.parametrize("qtransform", [
+    mctx.qtransform_by_parent_and_siblings, search.qtransform_raw],
+    ids=["normalised", "raw"])
+def test_no_illegal_child_is_ever_expanded(qtransform):
+  # Positions where O has lost in every line (raw Q of every legal move is
+  # -1 soon) are where an unmasked illegal child would win the argmax.
+  roots = [position(m) for m in ([], [4], [0, 4, 1], [0, 3, 1, 4],
+                                 [4, 0, 2, 6, 3])]
+  states = jax.tree.map(lambda *x: jnp.stack(x), *roots)
+  logits, value = search.evaluate_states(GAME, zero_net, None, states)
+  out = jax.jit(lambda k: mctx.muzero_policy(
+      params=None, rng_key=k,
+      root=mctx.RootFnOutput(prior_logits=logits, value=value,
+                             embedding=states),
+      recurrent_fn=search.make_recurrent_fn(GAME, zero_net),
+      num_simulations=64, invalid_actions=~states.legal_action_mask,
+      qtransform=qtransform))(jax.random.key(0))
+  tree = out.search_tree
+  visits = np.asarray(tree.children_visits)
+  legal = np.asarray(tree.embeddings.legal_action_mask)
+  terminal = np.asarray(tree.embeddings.terminated)
+  exists = np.asarray(tree.node_visits) > 0
+  live = exists & ~terminal
+  assert np.all(visits[live][~legal[live]] == 0)
+
+
+def test_gumbel_with_no_noise_is_deterministic_and_greedy():
+  config = search.AlphaZeroSearchConfig(
+      num_simulations=16).for_evaluation()
+  a = run_search([], config, seed=1)
+  b = run_search([], config, seed=2)
+  np.testing.assert_array_equal(a.action_weights, b.action_weights)
+
+
+def test_temperature_samples_early_moves():
+  config = search.AlphaZeroSearchConfig(num_simulations=16, policy="puct",
+                                        temperature=1.0, temperature_moves=3)
+  out = run_search([], config, n=64)
+  assert len(np.unique(np.asarray(out.action))) > 1
+  greedy = run_search([], dataclasses_replace(config, temperature_moves=0),
+                      n=64)
+  np.testing.assert_array_equal(
+      np.asarray(out.action_weights).argmax(-1).shape, (64,))
+  # Greedy picks a most-visited move.
+  best = np.asarray(greedy.visit_counts).max(-1)
+  picked = np.take_along_axis(np.asarray(greedy.visit_counts),
+                              np.asarray(greedy.action)[:, None], 1)[:, 0]
+  np.testing.assert_array_equal(picked, best)
+
+
+def dataclasses_replace(config, **kw):
+  import dataclasses
+  return dataclasses.replace(config, **kw)
+
+
+def test_for_evaluation_switches_noise_off():
+  c = search.AlphaZeroSearchConfig(num_simulations=8, policy="puct",
+                                   resign_threshold=-0.9).for_evaluation()
+  assert c.dirichlet_fraction == 0 and c.gumbel_scale == 0
+  assert c.temperature_moves == 0 and c.resign_threshold is None
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(num_simulations=0), "num_simulations"),
+    (dict(num_simulations=1.5), "num_simulations"),
+    (dict(num_simulations=8, temperature=-1.0), "temperature"),
+    (dict(num_simulations=8, policy="uct"), "policy"),
+    (dict(num_simulations=8, dirichlet_fraction=1.5), "dirichlet_fraction"),
+    (dict(num_simulations=8, max_num_considered_actions=0),
+     "max_num_considered_actions"),
+    (dict(num_simulations=8, resign_threshold=-2.0), "resign_threshold"),
+    (dict(num_simulations=8, resign_disabled_fraction=-0.1),
+     "resign_disabled_fraction"),
+])
+def test_bad_config(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    search.AlphaZeroSearchConfig(**kwargs)
+
+
+def test_too_many_considered_actions_for_the_game():
+  config = search.AlphaZeroSearchConfig(num_simulations=8,
+                                        max_num_considered_actions=10)
+  with pytest.raises(ValueError, match="max_num_considered_actions=10"):
+    search.network_agent(GAME, zero_net, None, config)
+  with pytest.raises(ValueError, match="exceeds"):
+    search.alphazero_search(GAME, zero_net, None, jax.random.key(0),
+                            batch(position([]), 2), config=config)
+
+
+def test_agents_play_legal_games():
+  net = models.make_network(GAME, models.ResNetConfig.tiny())
+  variables = models.init_variables(GAME, net, jax.random.key(0))
+  evaluate = models.make_evaluate_fn(net)
+  config = search.AlphaZeroSearchConfig(num_simulations=4,
+                                        max_num_considered_actions=4)
+  agents = [search.policy_agent(GAME, evaluate, variables),
+            search.network_agent(GAME, evaluate, variables, config)]
+  res = evaluation.play(GAME, agents, jax.random.key(1), num_games=16)
+  # An illegal move would end a game before the board is full with a loss
+  # for its mover; check every game ended by the rules instead.
+  assert bool(jnp.all(res.terminated))
+  r = jax.device_get(res.returns)
+  assert np.all(r.sum(-1) == 0)

@@ -1,0 +1,117 @@
+"""Elo from scores, its interval, round-robin fits and colour-alternated
+matches, against hand-computed values."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from alphago_jax import evaluation, games, search
+
+GAME = games.make("tictactoe")
+
+
+def test_elo_from_score_by_hand():
+  # 400 log10(0.75 / 0.25) = 400 log10(3) = 190.849
+  assert evaluation.elo_from_score(0.75) == pytest.approx(190.849, abs=1e-3)
+  assert evaluation.elo_from_score(0.5) == 0.0
+  assert evaluation.elo_from_score(0.25) == pytest.approx(-190.849, abs=1e-3)
+  # 400 log10(0.9 / 0.1) = 381.697
+  assert evaluation.elo_from_score(0.9) == pytest.approx(381.697, abs=1e-3)
+  assert evaluation.elo_from_score(1.0) == math.inf
+  assert evaluation.elo_from_score(0.0) == -math.inf
+  assert evaluation.expected_score(190.849) == pytest.approx(0.75, abs=1e-6)
+
+
+def test_score_counts_draws_half():
+  # 6 wins, 4 draws, 10 losses: 8 points of 20 = 0.4 -> -70.437 Elo.
+  assert evaluation.score(6, 4, 10) == 0.4
+  assert evaluation.elo_difference(6, 4, 10) == pytest.approx(
+      400 * math.log10(0.4 / 0.6))
+  assert evaluation.elo_difference(6, 4, 10) == pytest.approx(-70.437,
+                                                              abs=1e-3)
+
+
+def test_elo_interval_maps_the_wilson_interval():
+  lo, hi = evaluation.elo_interval(60, 0, 40)
+  plo, phi = evaluation.wilson_interval(60, 100)
+  # Wilson 60/100: [0.5020, 0.6906] -> Elo [+1.4, +139.3].
+  assert plo == pytest.approx(0.5020, abs=1e-4)
+  assert lo == pytest.approx(400 * math.log10(plo / (1 - plo)))
+  assert hi == pytest.approx(400 * math.log10(phi / (1 - phi)))
+  assert lo < evaluation.elo_difference(60, 0, 40) < hi
+  # A perfect score bounds the difference from below only.
+  lo, hi = evaluation.elo_interval(0, 1000, 0)
+  assert lo < 0 < hi and math.isfinite(lo)
+  lo, hi = evaluation.elo_interval(20, 0, 0)
+  assert hi == math.inf and lo > 0
+  lo, hi = evaluation.elo_interval(0, 0, 20)
+  assert lo == -math.inf and hi < 0
+
+
+def test_bad_counts():
+  with pytest.raises(ValueError, match="at least one game"):
+    evaluation.elo_interval(0, 0, 0)
+  with pytest.raises(ValueError, match="wins"):
+    evaluation.score(-1, 2, 3)
+  with pytest.raises(ValueError, match=r"\[0, 1\]"):
+    evaluation.elo_from_score(1.5)
+
+
+def test_fit_elo_two_players_is_the_match_formula():
+  points = np.array([[0, 75], [25, 0]])
+  games_ = np.array([[0, 100], [100, 0]])
+  r = evaluation.fit_elo(points, games_)
+  np.testing.assert_allclose(r, [0.0, -400 * math.log10(3)], atol=1e-6)
+
+
+def test_fit_elo_recovers_consistent_ratings():
+  # Three players 0, +100, +300 with exactly the expected scores.
+  true = np.array([0.0, 100.0, 300.0])
+  n = 1000.0
+  points = np.zeros((3, 3))
+  games_ = n * (1 - np.eye(3))
+  for i in range(3):
+    for j in range(3):
+      if i != j:
+        points[i, j] = n * evaluation.expected_score(true[i] - true[j])
+  np.testing.assert_allclose(evaluation.fit_elo(points, games_), true,
+                             atol=1e-4)
+
+
+def test_prior_draws_keep_a_perfect_player_finite():
+  points = np.array([[0, 10], [0, 0]])
+  games_ = np.array([[0, 10], [10, 0]])
+  r = evaluation.fit_elo(points, games_, prior_draws=1.0)
+  # 10.5 of 11 points: 400 log10(10.5 / 0.5) = 528.9 below player 0.
+  assert r[1] == pytest.approx(-400 * math.log10(21), abs=1e-4)
+
+
+def test_fit_elo_rejects_inconsistent_tables():
+  with pytest.raises(ValueError, match="equal games"):
+    evaluation.fit_elo([[0, 3], [3, 0]], [[0, 4], [4, 0]])
+  with pytest.raises(ValueError, match="symmetric"):
+    evaluation.fit_elo([[0, 1], [0, 0]], [[0, 1], [2, 0]])
+
+
+def test_match_alternates_colours_and_round_robin():
+  solver = search.solver_agent(GAME)
+  res = evaluation.match(GAME, solver, search.random_agent,
+                         jax.random.key(0), games_per_colour=50)
+  assert res.as_first.games == 50 and res.as_second.games == 50
+  assert res.games == 100 and res.losses == 0
+  # Perfect play beats random nearly always as X.
+  assert res.as_first.wins >= 40
+  lo, hi = res.interval("wins")
+  assert lo <= res.rate("wins") <= hi
+  assert res.elo > 0 and res.elo_interval[0] > 0
+  assert "Elo" in res.summary()
+  table = evaluation.round_robin(
+      GAME, {"random": search.random_agent, "solver": solver},
+      jax.random.key(1), games_per_colour=20)
+  assert table.names == ("random", "solver")
+  assert table.ratings[0] == 0 and table.ratings[1] > 100
+  assert table.games[0, 1] == 40
+  assert table.rows()[0][0] == "solver"
+  assert "| solver |" in table.markdown()

@@ -1,0 +1,356 @@
+"""AlphaZero training: buffer, self-play targets, the compiled iteration,
+checkpoints, metrics, configs and data parallelism."""
+
+import dataclasses
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import games, models, search, training
+from alphago_jax.games.tictactoe import TicTacToe
+from alphago_jax.training import loop
+
+GAME = games.make("tictactoe")
+
+
+def tiny_config(**overrides):
+  kw = dict(
+      model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
+      search=search.AlphaZeroSearchConfig(
+          num_simulations=4, max_num_considered_actions=4,
+          temperature_moves=9),
+      max_moves=9, num_games=8, random_opening_moves=2,
+      buffer_capacity=512, batch_size=32, gradient_steps=4,
+      learning_rate=1e-2)
+  kw.update(overrides)
+  return training.TrainConfig(**kw)
+
+
+CONFIG = tiny_config()
+
+
+def leaves_equal(a, b):
+  la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
+  return len(la) == len(lb) and all(
+      np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+
+
+# --- replay buffer -----------------------------------------------------------
+
+def samples(values):
+  n = len(values)
+  return training.Sample(
+      observation=jnp.zeros((n, 3, 3, 2)),
+      legal_action_mask=jnp.ones((n, 9), bool),
+      policy=jnp.full((n, 9), 1 / 9), value=jnp.asarray(values, jnp.float32))
+
+
+def test_buffer_inserts_valid_rows_only_and_wraps():
+  buf = training.replay_init(4, (3, 3, 2), 9)
+  buf = training.replay_add(buf, samples([1, 2, 3]),
+                            jnp.array([True, False, True]))
+  assert int(buf.size) == 2 and int(buf.next_index) == 2
+  np.testing.assert_array_equal(buf.data.value, [1, 3, 0, 0])
+  buf = training.replay_add(buf, samples([4, 5, 6]), jnp.ones(3, bool))
+  # Ring: 4, 5 fill rows 2, 3; 6 overwrites the oldest row 0.
+  np.testing.assert_array_equal(buf.data.value, [6, 3, 4, 5])
+  assert int(buf.size) == 4 and int(buf.next_index) == 1
+  with pytest.raises(ValueError, match="capacity"):
+    training.replay_add(buf, samples([0] * 5), jnp.ones(5, bool))
+
+
+def test_buffer_samples_uniformly_from_filled_rows():
+  buf = training.replay_init(100, (3, 3, 2), 9)
+  buf = training.replay_add(buf, samples([0, 1, 2, 3]), jnp.ones(4, bool))
+  rows = training.replay_sample(buf, jax.random.key(0), 4000)
+  counts = np.bincount(np.asarray(rows.value, int), minlength=4)
+  assert counts.sum() == 4000 and len(counts) == 4  # Never an empty row.
+  assert np.all(np.abs(counts - 1000) < 150)
+
+
+# --- self-play ---------------------------------------------------------------
+
+def zero_net(variables, obs, legal):
+  del variables, legal
+  return jnp.zeros((obs.shape[0], 9)), jnp.zeros((obs.shape[0],))
+
+
+def test_self_play_targets_follow_the_outcome():
+  config = search.AlphaZeroSearchConfig(num_simulations=4,
+                                        max_num_considered_actions=4)
+  ex, valid, stats = jax.jit(lambda k: training.self_play(
+      GAME, zero_net, None, k, num_games=16, max_moves=9,
+      config=config))(jax.random.key(0))
+  assert ex.observation.shape == (16 * 9, 3, 3, 2)
+  assert ex.policy.shape == (16 * 9, 9) and valid.shape == (16 * 9,)
+  assert float(stats.games_finished) == 16  # Tic-tac-toe ends in 9 moves.
+  v = np.asarray(valid).reshape(16, 9)
+  z = np.asarray(ex.value).reshape(16, 9)
+  lengths = v.sum(1)
+  assert float(stats.mean_game_length) == pytest.approx(lengths.mean())
+  for g in range(16):
+    zs = z[g, :lengths[g]]
+    # Alternating movers: z flips sign every move; the last mover won or drew.
+    np.testing.assert_array_equal(zs[1:], -zs[:-1])
+    assert zs[-1] >= 0
+    assert not v[g, lengths[g]:].any()
+  pol = np.asarray(ex.policy)[np.asarray(valid)]
+  legal = np.asarray(ex.legal_action_mask)[np.asarray(valid)]
+  np.testing.assert_allclose(pol.sum(-1), 1, atol=1e-5)
+  assert np.all(pol[~legal] == 0)
+
+
+def test_resignation_and_false_resignation_accounting():
+  # A network sure that X is lost (X to move: -1, O to move: +1), so X wants
+  # to resign at once. Half the games keep playing and record the would-be
+  # resignation instead.
+  def gloomy(variables, obs, legal):
+    del variables, legal
+    x_to_move = obs[..., 0].sum((1, 2)) == obs[..., 1].sum((1, 2))
+    return jnp.zeros((obs.shape[0], 9)), jnp.where(x_to_move, -1.0, 1.0)
+  config = search.AlphaZeroSearchConfig(
+      num_simulations=2, max_num_considered_actions=2,
+      resign_threshold=-0.5, resign_disabled_fraction=0.5)
+  ex, valid, stats = jax.jit(lambda k: training.self_play(
+      GAME, gloomy, None, k, num_games=64, max_moves=9,
+      config=config))(jax.random.key(1))
+  resigned, would = float(stats.resignations), float(stats.would_resign)
+  assert resigned + would == 64 and 16 < resigned < 48
+  assert 0 <= float(stats.false_resignations) <= would
+  z = np.asarray(ex.value).reshape(64, 9)
+  v = np.asarray(valid).reshape(64, 9)
+  one_move = v.sum(1) == 1  # Resigned at move 0: X's only example, z = -1.
+  assert one_move.sum() == resigned
+  np.testing.assert_array_equal(z[one_move, 0], -1.0)
+
+
+# --- the compiled iteration --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def three_iterations():
+  state = training.init_train_state(GAME, CONFIG, 0)
+  it = training.make_iteration(GAME, CONFIG)
+  history = []
+  for _ in range(3):
+    state, m = it(state)
+    history.append(jax.device_get(m))
+  return it, state, history
+
+
+def test_one_program_no_retrace_no_callbacks(monkeypatch):
+  calls = []
+  real = loop.self_play
+
+  def counting(*args, **kwargs):
+    calls.append(1)  # Runs once per trace, never per call.
+    return real(*args, **kwargs)
+
+  monkeypatch.setattr(loop, "self_play", counting)
+  config = tiny_config(gradient_steps=3)  # Not in make_iteration's cache.
+  it = training.make_iteration(GAME, config)
+  state = training.init_train_state(GAME, config, 0)
+  for _ in range(3):
+    state, _ = it(state)
+  assert len(calls) == 1 and it._cache_size() == 1
+  text = it.lower(state).as_text()
+  assert "callback" not in text.lower()
+  assert int(state.iteration) == 3
+
+
+def test_iteration_metrics(three_iterations):
+  _, state, history = three_iterations
+  m = history[-1]
+  for k in ("loss", "value_loss", "policy_loss", "policy_entropy",
+            "value_accuracy", "mean_game_length", "examples_added"):
+    assert np.isfinite(m[k]), k
+  assert 0 <= m["value_accuracy"] <= 1
+  assert 0 < m["policy_entropy"] <= np.log(9) + 1e-5
+  assert int(state.buffer.size) == sum(h["examples_added"] for h in history)
+
+
+def test_deterministic_for_a_seed(three_iterations):
+  it, state, _ = three_iterations
+  again = training.init_train_state(GAME, CONFIG, 0)
+  for _ in range(3):
+    again, _ = it(again)
+  assert leaves_equal(state, again)
+  other = training.init_train_state(GAME, CONFIG, 1)
+  assert not leaves_equal(state.params, other.params)
+
+
+def test_loss_falls():
+  config = tiny_config(num_games=32, buffer_capacity=32 * 9 * 4,
+                       batch_size=64, gradient_steps=8, learning_rate=3e-3)
+  _, history = training.train(GAME, config, seed=0, num_iterations=12)
+  losses = [h["loss"] for h in history]
+  assert np.mean(losses[-3:]) < 0.8 * np.mean(losses[:3]), losses
+
+
+# --- checkpoints and metrics -------------------------------------------------
+
+def test_train_writes_metrics_and_resumes_identically(tmp_path):
+  straight, _ = training.train(GAME, CONFIG, seed=3, num_iterations=4)
+  out = str(tmp_path / "run")
+  training.train(GAME, CONFIG, seed=3, num_iterations=2, output_dir=out,
+                 checkpoint_every=1)
+  assert training.latest_step(os.path.join(out, "checkpoints")) == 2
+  resumed, history = training.train(GAME, CONFIG, seed=3, num_iterations=4,
+                                    output_dir=out)
+  assert [h["iteration"] for h in history] == [3, 4]
+  assert leaves_equal(straight, resumed)
+  records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+  assert all("loss" in r and "examples_per_second" in r for r in records)
+
+
+def tree_digest(directory):
+  h = hashlib.sha256()
+  for root, dirs, files in sorted(os.walk(directory)):
+    dirs.sort()
+    for f in sorted(files):
+      path = os.path.join(root, f)
+      h.update(path.encode())
+      with open(path, "rb") as fh:
+        h.update(fh.read())
+  return h.hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class OtherGame(TicTacToe):
+  @property
+  def name(self):
+    return "other-tictactoe"
+
+
+def test_checkpoint_roundtrip_and_architecture_check(tmp_path,
+                                                     three_iterations):
+  _, state, _ = three_iterations
+  d = str(tmp_path / "ckpt")
+  arch = CONFIG.architecture(GAME)
+  training.save_checkpoint(d, state, architecture=arch)
+  # Orbax writes into a temporary directory and renames it when complete:
+  # nothing but finished step directories remains.
+  assert sorted(os.listdir(d)) == ["3"]
+  template = training.init_train_state(GAME, CONFIG, 99)
+  restored = training.restore_checkpoint(d, template, architecture=arch)
+  assert leaves_equal(state, restored)
+  assert training.read_metadata(d)["game"] == "tictactoe"
+
+  before = tree_digest(d)
+  wide = tiny_config(model=models.ResNetConfig(num_blocks=1, channels=16,
+                                               value_hidden=8))
+  with pytest.raises(training.CheckpointMismatchError,
+                     match="model: checkpoint has"):
+    training.restore_checkpoint(
+        d, training.init_train_state(GAME, wide, 0),
+        architecture=wide.architecture(GAME))
+  with pytest.raises(training.CheckpointMismatchError, match="game"):
+    training.restore_checkpoint(d, template,
+                                architecture=CONFIG.architecture(OtherGame()))
+  assert tree_digest(d) == before
+
+
+def test_unfinished_checkpoint_is_ignored(tmp_path, three_iterations):
+  _, state, _ = three_iterations
+  d = str(tmp_path / "ckpt")
+  training.save_checkpoint(d, state, architecture=CONFIG.architecture(GAME))
+  # What a crash mid-save leaves: orbax's temporary step directory.
+  os.makedirs(os.path.join(d, "7.orbax-checkpoint-tmp-1234567", "state"))
+  assert training.latest_step(d) == 3
+
+
+def test_resume_refuses_other_architecture(tmp_path, three_iterations):
+  _, state, _ = three_iterations
+  out = tmp_path / "run"
+  ck = str(out / "checkpoints")
+  training.save_checkpoint(ck, state, architecture=CONFIG.architecture(GAME))
+  before = tree_digest(ck)
+  wide = tiny_config(model=models.ResNetConfig(num_blocks=2, channels=8,
+                                               value_hidden=8))
+  with pytest.raises(training.CheckpointMismatchError, match="num_blocks"):
+    training.train(GAME, wide, seed=0, num_iterations=5, output_dir=str(out))
+  assert tree_digest(ck) == before
+
+
+# --- configs -----------------------------------------------------------------
+
+@pytest.mark.parametrize("overrides,match", [
+    (dict(num_games=0), "num_games"),
+    (dict(max_moves=0), "max_moves"),
+    (dict(buffer_capacity=10), "buffer_capacity"),
+    (dict(optimizer="rmsprop"), "optimizer"),
+    (dict(learning_rate=-1.0), "learning_rate"),
+    (dict(lr_boundaries=(10, 5)), "lr_boundaries"),
+    (dict(gradient_steps=0), "gradient_steps"),
+    (dict(weight_decay=-1e-4), "weight_decay"),
+    (dict(random_opening_moves=-1), "random_opening_moves"),
+    (dict(search="puct"), "AlphaZeroSearchConfig"),
+])
+def test_bad_train_config(overrides, match):
+  with pytest.raises(ValueError, match=match):
+    tiny_config(**overrides)
+
+
+def test_config_checks_the_game():
+  config = tiny_config(search=search.AlphaZeroSearchConfig(
+      num_simulations=4, max_num_considered_actions=12))
+  with pytest.raises(ValueError, match="max_num_considered_actions=12"):
+    training.init_train_state(GAME, config, 0)
+
+
+def test_mesh_must_divide_the_batches():
+  mesh = training.make_mesh(jax.devices()[:1])
+  training.make_iteration(GAME, CONFIG, mesh=mesh)  # 1 divides everything.
+  with pytest.raises(ValueError, match="mesh needs an axis"):
+    training.make_iteration(GAME, CONFIG, mesh=jax.sharding.Mesh(
+        np.asarray(jax.devices()[:1]), ("batch",)))
+
+
+SHARDED = textwrap.dedent("""
+    import jax, numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec
+    from alphago_jax import games, models, search, training
+    assert jax.device_count() == 4, jax.devices()
+    game = games.make("tictactoe")
+    config = training.TrainConfig(
+        model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
+        search=search.AlphaZeroSearchConfig(
+            num_simulations=4, max_num_considered_actions=4),
+        max_moves=9, num_games=8, random_opening_moves=2,
+        buffer_capacity=512, batch_size=32, gradient_steps=4)
+    mesh = training.make_mesh()
+    it = training.make_iteration(game, config, mesh=mesh)
+    state = training.init_train_state(game, config, 0, mesh=mesh)
+    for _ in range(2):
+      state, m = it(state)
+    leaf = jax.tree.leaves(state.params)[0]
+    assert leaf.sharding.is_fully_replicated and len(leaf.devices()) == 4
+    # Inside, the self-play games are split over the 4 devices.
+    text = it.lower(state).as_text()
+    assert "sharding" in text and "devices=[4" in text, "no batch sharding"
+    ref = training.init_train_state(game, config, 0)
+    ref_it = training.make_iteration(game, config)
+    for _ in range(2):
+      ref, rm = ref_it(ref)
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(ref.params)):
+      np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-3,
+                                 atol=2e-4)
+    assert float(m["examples_added"]) == float(rm["examples_added"])
+    print("SHARDED-OK")
+""")
+
+
+def test_data_parallel_on_four_cpu_devices():
+  env = dict(os.environ, JAX_PLATFORMS="cpu",
+             XLA_FLAGS="--xla_force_host_platform_device_count=4")
+  proc = subprocess.run([sys.executable, "-c", SHARDED], env=env,
+                        capture_output=True, text=True, timeout=900)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "SHARDED-OK" in proc.stdout
