@@ -244,7 +244,8 @@ def assert_covered(cov: Coverage, *, two_pass_ends: bool) -> None:
 
 # (size, games, plies per game at most). 5x5 games run to two passes.
 DEFAULT = [(5, 60, 2000), (9, 16, 600), (19, 3, 1200)]
-SLOW = [(5, 400, 2000), (9, 100, 1000), (19, 12, 2000)]
+SLOW = [(5, 400, 2000), (7, 60, 1000), (9, 100, 1000), (13, 12, 1500),
+        (19, 12, 2000)]
 
 
 @pytest.mark.parametrize("size,num_games,max_plies", DEFAULT)
