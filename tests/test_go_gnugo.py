@@ -48,6 +48,7 @@ class Coverage:
   largest_capture: int = 0
   multi_chain_captures: int = 0
   ko_positions: int = 0
+  ko_retakes: int = 0
   suicide_positions: int = 0
   multi_stone_suicide_positions: int = 0
   superko_positions: int = 0
@@ -74,10 +75,14 @@ def _chains(points: np.ndarray, size: int) -> int:
   return count
 
 
-def _pick(mask: np.ndarray, rng: np.random.Generator, game: Go) -> int:
+def _pick(mask: np.ndarray, rng: np.random.Generator, game: Go,
+          retake: int = -1) -> int:
   """A random legal action. Pass is rare until almost no point is legal, so
   boards fill up, eyes get filled and big groups die (and refill, with kos
-  and suicide points on the way)."""
+  and suicide points on the way). A ko the player lost last turn (`retake`)
+  is mostly taken back when the rules allow it again, so kos are fought."""
+  if retake >= 0 and mask[retake] and rng.random() < 0.7:
+    return retake
   points = np.flatnonzero(mask[:game.num_points])
   p_pass = 0.002 if len(points) > max(2, game.num_points // 30) else 0.5
   if len(points) == 0 or rng.random() < p_pass:
@@ -122,6 +127,7 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
       (state.legal_action_mask, state.board, state.current_player))
   stones = np.sign(board).astype(np.int8)
   ko = -1
+  pending_ko = (-1, -1)  # (ko point, the ply its loser may retake it)
   record = []
   attempted_suicide = False
 
@@ -129,7 +135,7 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
     return (f"{game.size}x{game.size} seed {seed}, after {len(record)} moves: "
             f"{' '.join(record)}")
 
-  for _ in range(max_plies):
+  for ply in range(max_plies):
     colour, other = COLOURS[player], COLOURS[1 - player]
     # Suicide points (illegal empty points other than the ko point): once a
     # game, try one in both engines; each must refuse it.
@@ -144,7 +150,9 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
         engine.send(f"play {colour} {point}")
       cov.suicide_attempts += 1
 
-    action = _pick(mask, rng, game)
+    # The ko point this player could not retake last turn.
+    retake = pending_ko[0] if pending_ko[1] == ply else -1
+    action = _pick(mask, rng, game, retake)
     vertex = game.action_to_vertex(action)
     record.append(f"{colour[0].upper()} {vertex}")
     state = step(state, action)
@@ -190,8 +198,12 @@ def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
       cov.largest_capture = max(cov.largest_capture, int(taken.sum()))
       if _chains(taken, game.size) > 1:
         cov.multi_chain_captures += 1
+    if action == retake and taken.any():
+      cov.ko_retakes += 1
     if ko >= 0:
       cov.ko_positions += 1
+      # The loser of the ko is barred at ply+1, may retake at ply+3.
+      pending_ko = (int(ko), ply + 3)
     illegal = (stones == 0) & ~mask[:n2] & (np.arange(n2) != ko)
     if not done and illegal.any():
       cov.suicide_positions += 1
@@ -234,6 +246,7 @@ def run_oracle(size: int, num_games: int, max_plies: int, seed: int = 0,
 def assert_covered(cov: Coverage, *, two_pass_ends: bool) -> None:
   assert cov.largest_capture >= 5, cov
   assert cov.ko_positions > 0, cov
+  assert cov.ko_retakes > 0, cov
   assert cov.multi_chain_captures > 0, cov
   assert cov.suicide_positions > 0, cov
   assert cov.suicide_attempts > 0, cov
