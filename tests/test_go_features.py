@@ -12,13 +12,22 @@ from hypothesis import given, settings, strategies as st
 from alphago_jax.games import go, go_features, symmetry
 
 GAME = go.Go(9, superko=False)
-ALL = go_features.DEFAULT_VALUE_FEATURES
+ALL = go_features.ALPHAGO_VALUE_FEATURES
 
 
 @functools.lru_cache(None)
-def _features(game, names=ALL):
-  return jax.jit(functools.partial(go_features.alphago_features, game,
-                                   names=names))
+def _batched(game):
+  """Jitted and vmapped over a batch of 3, the one shape every test uses,
+  so that the whole file compiles the features once."""
+  return jax.jit(jax.vmap(functools.partial(go_features.alphago_features,
+                                            game, names=ALL)))
+
+
+def _features(game):
+  def one(state):
+    return _batched(game)(jax.tree.map(lambda x: jnp.stack([x] * 3),
+                                       state))[0]
+  return one
 
 
 def planes(state, name, game=GAME):
@@ -56,14 +65,14 @@ def play(game, moves):
 
 def test_api_and_errors():
   assert go_features.num_planes(go_features.DEFAULT_POLICY_FEATURES) == 46
-  assert go_features.num_planes(ALL) == 47
+  assert go_features.num_planes(go_features.DEFAULT_VALUE_FEATURES) == 47
+  assert go_features.num_planes(go_features.ALPHAGO_POLICY_FEATURES) == 48
+  assert go_features.num_planes(ALL) == 49
   s = GAME.init(jax.random.key(0))
-  assert _features(GAME)(s).shape == (9, 9, 47)
+  assert _features(GAME)(s).shape == (9, 9, 49)
   assert _features(GAME)(s).dtype == jnp.float32
   with pytest.raises(ValueError, match="unknown feature 'liberty'"):
     go_features.alphago_features(GAME, s, names=("ones", "liberty"))
-  with pytest.raises(ValueError, match="ladder_capture.*not implemented"):
-    go_features.alphago_features(GAME, s, names=("ladder_capture",))
   with pytest.raises(ValueError, match="the string"):
     go_features.alphago_features(GAME, s, names="ones")
   with pytest.raises(ValueError, match="history_length >= 8"):
@@ -341,8 +350,156 @@ def reference(game, state):
   return out, legal
 
 
+def ref_play(b, p, me):
+  """`me` plays p on colours `b` `[N, N]`, ignoring ko: (board, legal)."""
+  after = b.copy()
+  if after[p] != 0:
+    return after, False
+  after[p] = me
+  for m in _nbrs(p, b.shape[0]):
+    if after[m] == -me:
+      stones, libs = _chain(after, m)
+      if not libs:
+        for q in stones:
+          after[q] = 0
+  return after, bool(_chain(after, p)[1])
+
+
+def _nbrs(p, n):
+  r, c = p
+  return [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
+          if 0 <= r + dr < n and 0 <= c + dc < n]
+
+
+def _chain(board, p):
+  n = board.shape[0]
+  seen, stack = {p}, [p]
+  while stack:
+    q = stack.pop()
+    for m in _nbrs(q, n):
+      if board[m] == board[p] and m not in seen:
+        seen.add(m)
+        stack.append(m)
+  return seen, {m for q in seen for m in _nbrs(q, n) if board[m] == 0}
+
+
+class _Budget(Exception):
+  pass
+
+
+def ref_ladder_captured(b, prey, hunter, hunter_to_move):
+  """The ladder reading of the module docstring, recursively."""
+  n = b.shape[0]
+  cap, budget, tried = 4 * n + 4, 32 * n, [0]
+
+  def node(board, d, hunter_frame):
+    libs = _chain(board, prey)[1]
+    opts = set(libs)
+    if not hunter_frame:
+      for q in {m for s in _chain(board, prey)[0] for m in _nbrs(s, n)}:
+        if board[q] == hunter:
+          opts |= {l for l in _chain(board, q)[1]
+                   if len(_chain(board, q)[1]) == 1}
+    for x in sorted(opts, key=lambda q: q[0] * n + q[1]):
+      tried[0] += 1
+      if tried[0] >= budget:
+        raise _Budget
+      nb, legal = ref_play(board, x, hunter if hunter_frame else -hunter)
+      nl = len(_chain(nb, prey)[1]) if nb[prey] == -hunter else 0
+      wants = legal and nl == (1 if hunter_frame else 2)
+      if wants and d < cap:
+        v = node(nb, d + 1, not hunter_frame)
+      else:
+        v = wants if hunter_frame else (not legal or nl <= 1 or wants)
+      if v == hunter_frame:
+        return v
+    return not hunter_frame
+
+  try:
+    return node(b, 0, hunter_to_move)
+  except _Budget:
+    return True
+
+
+def ref_ladder_moves(game, state):
+  n = game.size
+  b = np.sign(np.asarray(state.board)).reshape(n, n)
+  me = 1 if int(state.current_player) == go.BLACK else -1
+  legal = np.asarray(state.legal_action_mask[:-1]).reshape(n, n)
+  capture, escape = np.zeros((n, n), bool), np.zeros((n, n), bool)
+  for p in zip(*np.nonzero(legal)):
+    after, _ = ref_play(b, p, me)
+    for q in _nbrs(p, n):
+      if after[q] == -me and len(_chain(after, q)[1]) == 1:
+        capture[p] |= ref_ladder_captured(after, q, me, False)
+    if any(b[q] == me and len(_chain(b, q)[1]) == 1 for q in _nbrs(p, n)):
+      libs = len(_chain(after, p)[1])
+      escape[p] = libs >= 3 or (
+          libs == 2 and not ref_ladder_captured(after, p, -me, True))
+  return capture, escape
+
+
+LADDER = """
+    .........
+    ..X......
+    .XO......
+    ...X.....
+    .........
+    .........
+    .........
+    .........
+    ........."""
+# White in atari at (2,2); extending at (2,3) runs a ladder to the lower
+# right.
+RUNNING = """
+    .........
+    ..XX.....
+    .XO......
+    ..X......
+    .........
+    .........
+    .........
+    .........
+    ........."""
+
+
+def test_ladder_capture():
+  s = GAME.from_ascii(LADDER)
+  capture = planes(s, "ladder_capture")[0]
+  # Either atari drives the stone into the edge.
+  assert sorted(zip(*np.nonzero(capture))) == [(2, 3), (3, 2)]
+  assert not planes(s, "ladder_escape").any()
+  # No ladder for White: no black chain is short of liberties.
+  w = GAME.from_ascii(LADDER, to_play=go.WHITE)
+  assert not planes(w, "ladder_capture").any()
+
+
+def test_ladder_escape_needs_a_breaker():
+  s = GAME.from_ascii(RUNNING, to_play=go.WHITE)
+  assert not planes(s, "ladder_escape").any()
+  rows = [list(r.strip()) for r in RUNNING.strip().splitlines()]
+  rows[5][5] = "O"  # a white stone on the ladder's path
+  broken = GAME.from_ascii("\n".join(map("".join, rows)), to_play=go.WHITE)
+  escape = planes(broken, "ladder_escape")[0]
+  assert sorted(zip(*np.nonzero(escape))) == [(2, 3)]
+  # In the LADDER shape, a white stone at (3,1) gives the extension at (3,2)
+  # a third liberty: the atari at (2,3) fails, the one at (3,2) still works.
+  rows = [list(r.strip()) for r in LADDER.strip().splitlines()]
+  rows[3][1] = "O"
+  s = GAME.from_ascii("\n".join(map("".join, rows)))
+  capture = planes(s, "ladder_capture")[0]
+  assert not capture[2, 3] and capture[3, 2]
+  # The search by itself: after the atari at (2,3), White to move.
+  after = _step(GAME)(GAME.from_ascii(LADDER), 2 * 9 + 3)
+  captured = jax.jit(go_features.ladder_captured, static_argnames="size")
+  assert bool(captured(after.board, 2 * 9 + 2, 1, False, size=9))
+  after = _step(GAME)(s, 2 * 9 + 3)
+  assert not bool(captured(after.board, 2 * 9 + 2, 1, False, size=9))
+
+
 @pytest.mark.parametrize("seed,plies", [(0, 8), (1, 25), (2, 45), (3, 60),
-                                        (4, 70), (5, 30)])
+                                        (4, 70), (5, 30), (6, 50), (7, 80),
+                                        (8, 90), (9, 55)])
 def test_matches_flood_fill_reference(seed, plies):
   s = random_state(GAME, seed, plies)
   assert not bool(s.terminated)
@@ -354,14 +511,28 @@ def test_matches_flood_fill_reference(seed, plies):
   for name, first in firsts.items():
     np.testing.assert_array_equal(decode(s, name, first, GAME), ref[name],
                                   err_msg=name)
+  capture, escape = ref_ladder_moves(GAME, s)
+  np.testing.assert_array_equal(planes(s, "ladder_capture")[0], capture)
+  np.testing.assert_array_equal(planes(s, "ladder_escape")[0], escape)
+  # The ladder reader's own move agrees with the engine's.
+  after, legal, _ = _play_all(s.board, s.current_player)
+  rules = np.asarray(s.legal_action_mask[:-1])
+  np.testing.assert_array_equal(np.asarray(legal) | ~rules, True)
+  for a in np.flatnonzero(rules)[:20]:
+    np.testing.assert_array_equal(after[a], _step(GAME)(s, int(a)).board)
+
+
+@jax.jit
+def _play_all(board, player):
+  me = jnp.where(player == go.BLACK, 1, -1)
+  return jax.vmap(lambda a: go_features._play(board, a, me, 9))(
+      jnp.arange(81))
 
 
 def test_vmap_matches_one_at_a_time():
   states = [random_state(GAME, seed, 20 + seed) for seed in range(3)]
   batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
-  f = jax.jit(jax.vmap(functools.partial(go_features.alphago_features, GAME,
-                                         names=ALL)))
-  out = np.asarray(f(batch))
+  out = np.asarray(_batched(GAME)(batch))
   for k, s in enumerate(states):
     np.testing.assert_array_equal(out[k], np.asarray(_features(GAME)(s)))
 

@@ -15,17 +15,18 @@ one `GoState`, from the point of view of the player to move, in the order of
 |                       |        | stones with one liberty                     |
 | `liberties_after_move`| 8      | the chain of a move here has 1, .., >=8     |
 |                       |        | liberties                                   |
+| `ladder_capture`      | 1      | a move here wins a ladder                   |
+| `ladder_escape`       | 1      | a move here escapes a ladder                |
 | `sensibleness`        | 1      | legal and does not fill an own eye          |
 | `zeros`               | 1      | a constant 0                                |
 | `player_colour`       | 1      | 1 when Black is to move (value network)     |
 
-That is 46 of the policy network's 48 planes, plus the value network's 49th.
-The two ladder planes (`ladder_capture`, `ladder_escape`) are not implemented:
-they need a bounded ladder search per candidate move; asking for them raises
-a `ValueError`, so a network built on `DEFAULT_POLICY_FEATURES` sees 46
-planes (47 with `player_colour`).
+`ALPHAGO_POLICY_FEATURES` is the policy network's 48 planes in this order,
+`ALPHAGO_VALUE_FEATURES` adds the value network's 49th. The defaults,
+`DEFAULT_POLICY_FEATURES` (46 planes) and `DEFAULT_VALUE_FEATURES` (47),
+leave out the two ladder planes, which cost ~20x the other 46 together.
 
-Definitions (each exact, no approximation):
+Definitions:
 
 * Turns: plies, passes included, counted from `GoState.history`: a stone is
   `t` turns old when it is in the last `t` boards but not the one before (a
@@ -41,12 +42,26 @@ Definitions (each exact, no approximation):
   most one opponent stone in the middle of the board and none on the edge or
   in the corner (the usual false-eye test of Pachi and Michi; off-board
   diagonals count for neither side, empty diagonals are not opponent).
+* Ladders (`ladder_moves`, `ladder_captured`), after RocAlphaGo: a legal
+  move is a ladder capture when it leaves an adjacent opponent chain in
+  atari that then cannot escape; it is a ladder escape when it extends an
+  own chain in atari, and the chain then has 3 or more liberties, or 2
+  that the opponent cannot ladder. The reading: the prey, in atari, may
+  extend or capture an adjacent hunter chain in atari, and escapes with 3+
+  liberties; the hunter must keep it in atari by playing one of its 2
+  liberties. Ko is ignored while reading, and a reading deeper than
+  `4N + 4` plies or longer than `32N` tried moves counts as captured.
+  Escapes by capturing a chain that is not adjacent to the move are not
+  marked (as in RocAlphaGo).
 
-Cost (measured on 19x19, a batch of 16 mid-game positions, jit + vmap, 2
-shared CPU cores): the 46 policy planes take 60-120 ms per batch (one batched
-`step` takes ~4 ms: the per-move planes play all N² moves, but jit prunes
-what `step` computes beyond the board); without the per-move planes (stone
-colour, turns, liberties, sensibleness) ~1 ms. Compiling takes ~5 s.
+Cost (measured on 19x19, a batch of 16 positions after 120 random moves, jit
++ vmap, 2 shared CPU cores): the 46 default planes take 60-120 ms per batch
+(one batched `step` takes ~4 ms: the per-move planes play all N² moves, but
+jit prunes what `step` computes beyond the board); without the per-move
+planes (stone colour, turns, liberties, sensibleness) ~1 ms. The 2 ladder
+planes take 1.2-1.9 s more: one loop reads every candidate ladder, and under
+vmap the batch waits for its slowest position. Compiling takes ~5 s (~15 s
+with ladders).
 """
 
 from __future__ import annotations
@@ -70,14 +85,18 @@ FEATURES: Dict[str, int] = {
     "capture_size": 8,
     "self_atari_size": 8,
     "liberties_after_move": 8,
+    "ladder_capture": 1,
+    "ladder_escape": 1,
     "sensibleness": 1,
     "zeros": 1,
     "player_colour": 1,
 }
-NOT_IMPLEMENTED = ("ladder_capture", "ladder_escape")
-DEFAULT_POLICY_FEATURES = (
-    "stone_colour", "ones", "turns_since", "liberties", "capture_size",
-    "self_atari_size", "liberties_after_move", "sensibleness", "zeros")
+# AlphaGo's policy network input, all 48 planes, and the value network's 49.
+ALPHAGO_POLICY_FEATURES = tuple(FEATURES)[:-1]
+ALPHAGO_VALUE_FEATURES = tuple(FEATURES)
+# The same without the two ladder planes, ~20x cheaper (see Cost).
+DEFAULT_POLICY_FEATURES = tuple(
+    n for n in ALPHAGO_POLICY_FEATURES if not n.startswith("ladder"))
 DEFAULT_VALUE_FEATURES = DEFAULT_POLICY_FEATURES + ("player_colour",)
 _PER_MOVE = ("capture_size", "self_atari_size", "liberties_after_move")
 
@@ -93,9 +112,6 @@ def _check_names(names: Sequence[str]) -> tuple:
                      f"names, got the string {names!r}")
   names = tuple(names)
   for n in names:
-    if n in NOT_IMPLEMENTED:
-      raise ValueError(f"go_features: feature {n!r} (AlphaGo's ladder "
-                       f"planes) is not implemented")
     if n not in FEATURES:
       raise ValueError(f"go_features: unknown feature {n!r}; known features: "
                        f"{', '.join(FEATURES)}")
@@ -193,7 +209,7 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
     float32 `[N, N, C]` with `C = num_planes(names)`.
 
   Raises:
-    ValueError: for an unknown or unimplemented feature name, or
+    ValueError: for an unknown feature name, or
       `turns_since` with `game.history_length < 8`.
   """
   names = _check_names(names)
@@ -209,6 +225,8 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
 
   if any(n in _PER_MOVE for n in names):
     captured, chain_size, libs_after = _move_outcomes(game, state)
+  if any(n.startswith("ladder") for n in names):
+    ladder_capture, ladder_escape = ladder_moves(game, state)
 
   planes = []
   for name in names:
@@ -234,8 +252,250 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
       p = _bins(chain_size, 8, 1) & (legal & (libs_after == 1))[None]
     elif name == "liberties_after_move":
       p = _bins(libs_after, 8, 1) & legal[None]
+    elif name == "ladder_capture":
+      p = ladder_capture[None]
+    elif name == "ladder_escape":
+      p = ladder_escape[None]
     elif name == "sensibleness":
       p = (legal & ~own_eyes(game, state))[None]
     planes.append(p)
   out = jnp.concatenate(planes, axis=0).astype(jnp.float32)  # [C, N²]
   return out.T.reshape(size, size, -1)
+
+
+# -- Ladders -------------------------------------------------------------------
+
+
+def _play(board: chex.Array, p: chex.Array, sign: chex.Array, size: int):
+  """`sign` (+1 Black, -1 White) plays point `p`, as `Go._step` places
+  stones, but ignoring ko and superko. Returns the board, whether the move
+  was legal (empty point, not suicide) and the liberties of its chain."""
+  nbr = jnp.asarray(go_lib._tables(size)[0])
+  sign = jnp.asarray(sign, jnp.int16)
+  padded = jnp.concatenate([board, jnp.zeros(1, jnp.int16)])
+  nb = padded[nbr[p]]                                     # [4]
+  new_id = sign * (p + 1).astype(jnp.int16)
+  merge = jnp.any((board[:, None] == nb[None, :]) & (nb * sign > 0)[None, :],
+                  axis=1)
+  placed = jnp.where(merge, new_id, board).at[p].set(new_id)
+  empty_pad = jnp.concatenate([placed == 0, jnp.zeros(1, jnp.bool_)])
+  touches_empty = jnp.any(empty_pad[nbr], axis=1)
+  in_nb_chain = placed[:, None] == nb[None, :]            # [N², 4]
+  has_liberty = jnp.any(in_nb_chain & touches_empty[:, None], axis=0)
+  dead = (nb * sign < 0) & ~has_liberty
+  captured = jnp.any(in_nb_chain & dead[None, :], axis=1)
+  after = jnp.where(captured, 0, placed).astype(jnp.int16)
+  libs = jnp.sum(_liberty_points(after, p, size))
+  return after, (board[p] == 0) & (libs > 0), libs
+
+
+def _liberty_points(board: chex.Array, p: chex.Array, size: int) -> chex.Array:
+  """bool `[N²]`: the liberties of the chain at `p` (none if `p` is empty)."""
+  nbr = jnp.asarray(go_lib._tables(size)[0])
+  chain = (board == board[p]) & (board[p] != 0)
+  chain_pad = jnp.concatenate([chain, jnp.zeros(1, jnp.bool_)])
+  return (board == 0) & jnp.any(chain_pad[nbr], axis=1)
+
+
+def _escape_options(board, prey, hunter_sign, size):
+  """bool `[N²]`: the prey's moves when in atari: extend at its liberty, or
+  capture a hunter chain next to it that is in atari."""
+  n2 = size * size
+  nbr = jnp.asarray(go_lib._tables(size)[0])
+  prey_chain = (board == board[prey]) & (board[prey] != 0)
+  prey_pad = jnp.concatenate([prey_chain, jnp.zeros(1, jnp.bool_)])
+  hunter = board * hunter_sign > 0
+  in_atari = hunter & (chain_liberties(board, size) == 1)
+  touching = in_atari & jnp.any(prey_pad[nbr], axis=1)
+  chain_id = jnp.abs(board).astype(jnp.int32) - 1
+  flagged = jnp.zeros(n2 + 1, jnp.bool_).at[
+      jnp.where(touching, chain_id, n2)].set(True).at[n2].set(False)
+  takeable = hunter & flagged[jnp.where(hunter, chain_id, n2)]
+  take_pad = jnp.concatenate([takeable, jnp.zeros(1, jnp.bool_)])
+  captures = (board == 0) & jnp.any(take_pad[nbr], axis=1)
+  return _liberty_points(board, prey, size) | captures
+
+
+def _depth_cap(size: int) -> int:
+  return 4 * size + 4
+
+
+def _node_budget(size: int) -> int:
+  return 32 * size
+
+
+def _search_start(c, board, prey, hunter_sign, hunter_to_move, size,
+                  start=True):
+  """Where `start`, resets the search carry `c` to a new root. Frames above
+  0 are written before they are read, so only frame 0 is touched."""
+  root_opts = jnp.where(hunter_to_move, _liberty_points(board, prey, size),
+                        _escape_options(board, prey, hunter_sign, size))
+  fresh = dict(d=jnp.int32(0), ret=jnp.bool_(False), v=jnp.bool_(False),
+               done=jnp.bool_(False), result=jnp.bool_(True),
+               nodes=jnp.int32(0))
+  out = {k: jnp.where(start, v, c[k]) for k, v in fresh.items()}
+  out["boards"] = c["boards"].at[0].set(
+      jnp.where(start, board, c["boards"][0]))
+  out["opts"] = c["opts"].at[0].set(jnp.where(start, root_opts, c["opts"][0]))
+  return out
+
+
+def _search_carry(size: int):
+  n2, depth_cap = size * size, _depth_cap(size)
+  return dict(d=jnp.int32(0),
+              boards=jnp.zeros((depth_cap + 1, n2), jnp.int16),
+              opts=jnp.zeros((depth_cap + 1, n2), jnp.bool_),
+              ret=jnp.bool_(False), v=jnp.bool_(False),
+              done=jnp.bool_(True), result=jnp.bool_(True),
+              nodes=jnp.int32(0))
+
+
+def _search_step(c, prey, hunter_sign, hunter_to_move, size):
+  """One step of the depth-first AND/OR ladder search: try the next option
+  of the current frame, or hand a value to it or to its parent."""
+  depth_cap = _depth_cap(size)
+  d = c["d"]
+  hunter_frame = (d % 2 == 0) == hunter_to_move         # hunter: OR node
+  b, o = c["boards"][d], c["opts"][d]
+  x = jnp.argmax(o)
+  mover = jnp.where(hunter_frame, hunter_sign, -hunter_sign)
+  nb, legal, _ = _play(b, x, mover, size)
+  alive = nb[prey] * hunter_sign < 0
+  prey_libs = _liberty_points(nb, prey, size)
+  n_libs = jnp.where(alive, jnp.sum(prey_libs), 0)
+  wants_child = legal & jnp.where(hunter_frame, n_libs == 1, n_libs == 2)
+  push = wants_child & (d < depth_cap)
+  # The value of this option when it needs no deeper search (a wanted child
+  # past the depth cap counts as captured).
+  leaf = jnp.where(hunter_frame, wants_child,
+                   ~legal | (n_libs <= 1) | wants_child)
+  child_opts = jnp.where(hunter_frame,
+                         _escape_options(nb, prey, hunter_sign, size),
+                         prey_libs)
+
+  # A frame is decided when a child hands it its own kind of win, or when
+  # its options run out (then the OR node lost, the AND node won).
+  decided_by_child = c["ret"] & (c["v"] == hunter_frame)
+  exhausted = ~c["ret"] & ~jnp.any(o)
+  pop = decided_by_child | exhausted
+  pop_value = jnp.where(decided_by_child, c["v"], ~hunter_frame)
+  expand = ~c["ret"] & ~exhausted
+  do_push = expand & push
+  d_up = jnp.minimum(d + 1, depth_cap)
+  opts = c["opts"].at[d, x].set(jnp.where(expand, False, o[x]))
+  opts = opts.at[d_up].set(jnp.where(do_push, child_opts, opts[d_up]))
+  boards = c["boards"].at[d_up].set(jnp.where(do_push, nb, c["boards"][d_up]))
+  finished = pop & (d == 0)
+  return dict(
+      d=jnp.where(do_push, d + 1, jnp.where(pop & (d > 0), d - 1, d)),
+      boards=boards, opts=opts,
+      # Hand a value back: to the parent after a pop, to this frame after a
+      # leaf; a frame its child did not decide goes on expanding.
+      ret=(pop & (d > 0)) | (expand & ~push),
+      v=jnp.where(pop, pop_value, leaf),
+      done=finished,
+      result=jnp.where(finished, pop_value, c["result"]),
+      nodes=c["nodes"] + expand.astype(jnp.int32))
+
+
+def ladder_captured(board: chex.Array, prey: chex.Array,
+                    hunter_sign: chex.Array, hunter_to_move: chex.Array,
+                    size: int) -> chex.Array:
+  """bool `[]`: whether the hunter captures the chain at `prey` in a ladder.
+
+  A depth-first AND/OR search: the prey, in atari, may extend at its
+  liberty or capture a hunter chain next to it that is in atari; it escapes
+  with 3 or more liberties. With 2 liberties the hunter may play either of
+  them, and must leave the prey in atari. Options are tried in point order.
+  Ko is ignored. The search gives up at `4N + 4` plies deep or after `32N`
+  tried moves; the prey then counts as captured.
+
+  Args:
+    board: int16 `[N²]` chain-id board: the prey in atari if the prey is to
+      move, with 2 liberties if the hunter is.
+    prey: a point of the prey chain.
+    hunter_sign: +1 if the hunter is Black, -1 if White.
+    hunter_to_move: who moves first.
+    size: N.
+  """
+  hunter_sign = jnp.asarray(hunter_sign, jnp.int16)
+  hunter_to_move = jnp.asarray(hunter_to_move)
+  c = _search_start(_search_carry(size), board, prey, hunter_sign,
+                    hunter_to_move, size)
+  c = jax.lax.while_loop(
+      lambda c: ~c["done"] & (c["nodes"] < _node_budget(size)),
+      lambda c: _search_step(c, prey, hunter_sign, hunter_to_move, size), c)
+  return jnp.where(c["done"], c["result"], True)
+
+
+def ladder_moves(game: go_lib.Go, state: go_lib.GoState):
+  """bool `[N²]` twice: ladder captures and ladder escapes of the player to
+  move (module docstring). The candidates are read one after another in a
+  single loop, so the cost grows with the number of chains in atari or
+  with two liberties and with the length of their ladders, not with N²."""
+  n2, size = game.num_points, game.size
+  nbr = jnp.asarray(go_lib._tables(size)[0])
+  on_board = nbr < n2
+  safe_nbr = jnp.minimum(nbr, n2 - 1)
+  me = jnp.where(state.current_player == go_lib.BLACK, 1, -1).astype(
+      jnp.int16)
+  board = state.board
+  legal = state.legal_action_mask[:n2]
+  afters, _, own_libs = jax.vmap(
+      lambda p: _play(board, p, me, size))(jnp.arange(n2))  # [N², N²]
+  libs_after = jax.vmap(lambda b: chain_liberties(b, size))(afters)
+  # Capture: an opponent chain next to the move is left in atari.
+  nb_after = jnp.take_along_axis(afters, safe_nbr, axis=1)   # [N², 4]
+  prey_libs = jnp.take_along_axis(libs_after, safe_nbr, axis=1)
+  capture_cands = (legal[:, None] & on_board & (nb_after * me < 0)
+                   & (prey_libs == 1))
+  # Escape: the move extends an own chain in atari.
+  libs_now = chain_liberties(board, size)
+  pad = lambda a: jnp.concatenate([a, jnp.zeros(1, a.dtype)])
+  rescues = legal & jnp.any(on_board & (pad(board)[nbr] * me > 0)
+                            & (pad(libs_now)[nbr] == 1), axis=1)
+  escape = rescues & (own_libs >= 3)
+  escape_cands = rescues & (own_libs == 2)
+
+  # One loop for all candidates (under vmap a nested loop would wait, at
+  # each candidate, for the longest search of the batch).
+  init = dict(search=_search_carry(size),
+              cands=jnp.concatenate([capture_cands.reshape(-1),
+                                     escape_cands]),
+              capture=jnp.zeros(n2, jnp.bool_), escape=escape,
+              active=jnp.bool_(False), k=jnp.int32(0))
+
+  def params(k):
+    is_capture = k < 4 * n2
+    p = jnp.where(is_capture, k // 4, k - 4 * n2)
+    prey = jnp.where(is_capture, safe_nbr[p, k % 4], p)
+    return is_capture, p, prey, jnp.where(is_capture, me, -me)
+
+  def cond(c):
+    return c["active"] | jnp.any(c["cands"])
+
+  def body(c):
+    s = c["search"]
+    is_capture, p, prey, hunter = params(c["k"])
+    finished = s["done"] | (s["nodes"] >= _node_budget(size))
+    caught = jnp.where(s["done"], s["result"], True)
+    record = c["active"] & finished
+    capture = c["capture"].at[p].set(
+        c["capture"][p] | (record & is_capture & caught))
+    escape = c["escape"].at[p].set(
+        c["escape"][p] | (record & ~is_capture & ~caught))
+    stepped = _search_step(s, prey, hunter, ~is_capture, size)
+    load = ~c["active"] | finished
+    k = jnp.argmax(c["cands"])
+    has_next = jnp.any(c["cands"])
+    n_capture, n_p, n_prey, n_hunter = params(k)
+    search = _search_start(stepped, afters[n_p], n_prey, n_hunter,
+                           ~n_capture, size, start=load)
+    return dict(search=search,
+                cands=c["cands"].at[k].set(c["cands"][k] & ~load),
+                capture=capture, escape=escape,
+                active=jnp.where(load, has_next, True),
+                k=jnp.where(load, k, c["k"]))
+
+  out = jax.lax.while_loop(cond, body, init)
+  return out["capture"], out["escape"]
