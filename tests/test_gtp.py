@@ -3,6 +3,7 @@ failure modes a real engine rarely shows (garbage, death, silence)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import textwrap
 import time
@@ -13,6 +14,14 @@ import pytest
 
 from alphago_jax.evaluation import gtp
 from alphago_jax.games.go import Go
+
+GAME = Go(size=9, komi=6.5)
+
+
+@functools.lru_cache(maxsize=None)
+def _step(game):
+  return jax.jit(game.step)  # Compiled once, shared by the tests.
+
 
 needs_gnugo = pytest.mark.skipif(
     gtp.find_gnugo() is None,
@@ -195,8 +204,8 @@ def test_gnugo_genmove_is_legal():
 
 @needs_gnugo
 def test_gnugo_player_replays_our_game():
-  game = Go(size=9, komi=6.5)
-  step = jax.jit(game.step)
+  game = GAME
+  step = _step(game)
   state = game.init(jax.random.PRNGKey(0))
   rng = np.random.default_rng(0)
   actions = []
@@ -239,3 +248,27 @@ def test_gnugo_player_rejects_illegal_moves():
     with pytest.raises(gtp.GTPError, match="illegal move"):
       player.replay([40, 41, 40])
     assert player.to_play == 0 and not player.stones().any()
+
+
+@needs_gnugo
+def test_vertex_orientation_matches_gnugo():
+  """Our action numbering (row 0 at the top) is GNU Go's board picture, not
+  its mirror image; the rules oracle alone could not tell them apart."""
+  game = GAME
+  state = game.init(jax.random.PRNGKey(0))
+  with gtp.gnugo(level=0) as e:
+    e.boardsize(9)
+    e.clear_board()
+    for i, action in enumerate((1, 9 * 8, 9 * 3 + 7)):  # B9, A1, H6
+      e.play(("black", "white")[i % 2], game.action_to_vertex(action))
+      state = _step(game)(state, action)
+    picture = e.send("showboard").splitlines()
+  # showboard rows: "9 . X . ...  9", top row first, "+" marks star points.
+  rows = [line.split()[1:10] for line in picture
+          if line.strip()[:1].isdigit()]
+  assert len(rows) == 9
+  theirs = "\n".join("".join(".XO"["XO".find(ch) + 1] for ch in row)
+                     for row in rows)
+  assert theirs == game.to_ascii(state)
+  assert theirs.splitlines()[0] == ".X......."
+  assert theirs.splitlines()[-1] == "O........"
