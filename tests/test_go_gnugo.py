@@ -4,9 +4,14 @@ Random games are played with our engine (`superko=False`: simple ko, no
 suicide, GNU Go's default rules) and replayed in GNU Go over GTP. After every
 move the two boards must be identical and our legal mask must equal GNU Go's
 `all_legal` for the side to move. The games are biased to be long (pass is
-rare until few points are left), and each test asserts that its games did
-cover large captures, ko, captures of several chains at once and points that
-are illegal by suicide, so a pass proves those rules were exercised.
+rare until few points are left) and to fight kos, and each test asserts that
+its games did cover large captures, ko and ko retakes, captures of several
+chains at once and single- and multi-stone suicide points, so a pass proves
+those rules were exercised.
+
+`superko=True` games are checked the same way against GNU Go's
+`--positional-superko`; a constructed triple ko shows the one difference
+from GNU Go's default simple ko.
 
 A failure names the board size, seed and the game so far as GTP moves.
 """
