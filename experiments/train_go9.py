@@ -1,0 +1,72 @@
+"""AlphaZero on 9×9 Go: runs for hours, survives interruption, resumes.
+
+Trains with `training.presets.go9()`; one JSON line per iteration goes to
+OUTPUT/metrics.jsonl and checkpoints to OUTPUT/checkpoints (rerun with the
+same OUTPUT to resume; Ctrl-C loses at most the iterations since the last
+checkpoint, never a checkpoint). Every --eval-every iterations the raw
+policy and the network + search play a uniformly random opponent, and the
+network's variables are saved to OUTPUT/snapshots/ for the learning curve
+(`experiments/go9_learning_curve.py`).
+
+    python experiments/train_go9.py [--output runs/go9] [--hours 3]
+"""
+
+import argparse
+import json
+import os
+import time
+
+import jax
+
+from alphago_jax import games, training
+from alphago_jax.search.agents import random_agent
+from alphago_jax.training import snapshots
+from alphago_jax.training.augment import dihedral_augment
+
+
+def main():
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument("--output", default="runs/go9", help="run directory")
+  p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--iterations", type=int, default=100_000)
+  p.add_argument("--hours", type=float, default=3.0,
+                 help="stop after this much wall-clock time in this call")
+  p.add_argument("--eval-every", type=int, default=5)
+  p.add_argument("--eval-games", type=int, default=16,
+                 help="games per colour against the random agent")
+  p.add_argument("--checkpoint-every", type=int, default=2)
+  args = p.parse_args()
+  if args.hours <= 0 or args.eval_every < 1 or args.eval_games < 1:
+    p.error("--hours must be > 0, --eval-every and --eval-games >= 1")
+
+  game = games.make("go", size=9)
+  config = training.presets.go9()
+  os.makedirs(args.output, exist_ok=True)
+  with open(os.path.join(args.output, "config.json.tmp"), "w") as f:
+    json.dump(config.architecture(game), f, indent=1)
+  os.replace(os.path.join(args.output, "config.json.tmp"),
+             os.path.join(args.output, "config.json"))
+  vs_random = training.make_reference_evaluator(
+      game, config, random_agent, games_per_colour=args.eval_games,
+      seed=args.seed + 1, name="random")
+
+  def evaluator(state):
+    snapshots.save(os.path.join(args.output, "snapshots"), state,
+                   architecture=config.architecture(game))
+    return vs_random(state)
+
+  deadline = time.perf_counter() + 3600 * args.hours
+  _, history = training.train(
+      game, config, seed=args.seed, num_iterations=args.iterations,
+      output_dir=args.output, augment=dihedral_augment(9),
+      evaluator=evaluator, evaluate_every=args.eval_every,
+      checkpoint_every=args.checkpoint_every,
+      stop_when=lambda record: time.perf_counter() > deadline,
+      log=lambda line: print(line, flush=True))
+  last = history[-1] if history else {}
+  print(f"RESULT iterations={last.get('iteration')} "
+        f"devices={jax.device_count()}")
+
+
+if __name__ == "__main__":
+  main()
