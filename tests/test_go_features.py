@@ -401,9 +401,9 @@ def ref_ladder_captured(b, prey, hunter, hunter_to_move):
           opts |= {l for l in _chain(board, q)[1]
                    if len(_chain(board, q)[1]) == 1}
     for x in sorted(opts, key=lambda q: q[0] * n + q[1]):
-      tried[0] += 1
-      if tried[0] >= budget:
+      if tried[0] == budget:
         raise _Budget
+      tried[0] += 1
       nb, legal = ref_play(board, x, hunter if hunter_frame else -hunter)
       nl = len(_chain(nb, prey)[1]) if nb[prey] == -hunter else 0
       wants = legal and nl == (1 if hunter_frame else 2)

@@ -24,7 +24,7 @@ one `GoState`, from the point of view of the player to move, in the order of
 `ALPHAGO_POLICY_FEATURES` is the policy network's 48 planes in this order,
 `ALPHAGO_VALUE_FEATURES` adds the value network's 49th. The defaults,
 `DEFAULT_POLICY_FEATURES` (46 planes) and `DEFAULT_VALUE_FEATURES` (47),
-leave out the two ladder planes, which cost ~20x the other 46 together.
+leave out the two ladder planes, which cost ~10x the other 46 together.
 
 Definitions:
 
@@ -55,13 +55,14 @@ Definitions:
   marked (as in RocAlphaGo).
 
 Cost (measured on 19x19, a batch of 16 positions after 120 random moves, jit
-+ vmap, 2 shared CPU cores): the 46 default planes take 60-120 ms per batch
-(one batched `step` takes ~4 ms: the per-move planes play all N² moves, but
-jit prunes what `step` computes beyond the board); without the per-move
-planes (stone colour, turns, liberties, sensibleness) ~1 ms. The 2 ladder
-planes take 1.2-1.9 s more: one loop reads every candidate ladder, and under
-vmap the batch waits for its slowest position. Compiling takes ~5 s (~15 s
-with ladders).
++ vmap, on 2 CPU cores shared with other jobs): the 46 default planes take
+~60 ms of CPU time per batch (60-300 ms wall); one batched `step` takes ~4
+ms, and the per-move planes play all N² moves, but jit prunes what `step`
+computes beyond the board. Without the per-move planes (stone colour, turns,
+liberties, sensibleness) ~1 ms. The 2 ladder planes add ~0.7 s of CPU time
+(1.2-2.6 s wall): one loop reads every candidate ladder, one move per
+iteration, and under vmap the batch waits for its slowest position (here up
+to ~300 iterations). Compiling takes ~5-15 s, ~25-45 s with ladders.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ FEATURES: Dict[str, int] = {
 # AlphaGo's policy network input, all 48 planes, and the value network's 49.
 ALPHAGO_POLICY_FEATURES = tuple(FEATURES)[:-1]
 ALPHAGO_VALUE_FEATURES = tuple(FEATURES)
-# The same without the two ladder planes, ~20x cheaper (see Cost).
+# The same without the two ladder planes, ~10x cheaper (see Cost).
 DEFAULT_POLICY_FEATURES = tuple(
     n for n in ALPHAGO_POLICY_FEATURES if not n.startswith("ladder"))
 DEFAULT_VALUE_FEATURES = DEFAULT_POLICY_FEATURES + ("player_colour",)
@@ -351,8 +352,9 @@ def _search_carry(size: int):
 
 
 def _search_step(c, prey, hunter_sign, hunter_to_move, size):
-  """One step of the depth-first AND/OR ladder search: try the next option
-  of the current frame, or hand a value to it or to its parent."""
+  """One step of the depth-first AND/OR ladder search: take the value a
+  child hands back, and try the next option of the frame unless that value
+  decided it."""
   depth_cap = _depth_cap(size)
   d = c["d"]
   hunter_frame = (d % 2 == 0) == hunter_to_move         # hunter: OR node
@@ -373,13 +375,18 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size):
                          _escape_options(nb, prey, hunter_sign, size),
                          prey_libs)
 
-  # A frame is decided when a child hands it its own kind of win, or when
-  # its options run out (then the OR node lost, the AND node won).
+  # A frame is decided by a value of its own kind (True for the hunter's OR
+  # node, False for the prey's AND node), or when its options run out (then
+  # the OR node lost, the AND node won).
   decided_by_child = c["ret"] & (c["v"] == hunter_frame)
-  exhausted = ~c["ret"] & ~jnp.any(o)
-  pop = decided_by_child | exhausted
-  pop_value = jnp.where(decided_by_child, c["v"], ~hunter_frame)
-  expand = ~c["ret"] & ~exhausted
+  want = ~decided_by_child & jnp.any(o)
+  gave_up = want & (c["nodes"] >= _node_budget(size))
+  expand = want & ~gave_up
+  exhausted = ~decided_by_child & ~jnp.any(o)
+  decided_by_leaf = expand & ~push & (leaf == hunter_frame)
+  pop = decided_by_child | exhausted | decided_by_leaf
+  value = jnp.where(decided_by_child, c["v"],
+                    jnp.where(exhausted, ~hunter_frame, leaf))
   do_push = expand & push
   d_up = jnp.minimum(d + 1, depth_cap)
   opts = c["opts"].at[d, x].set(jnp.where(expand, False, o[x]))
@@ -388,13 +395,11 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size):
   finished = pop & (d == 0)
   return dict(
       d=jnp.where(do_push, d + 1, jnp.where(pop & (d > 0), d - 1, d)),
-      boards=boards, opts=opts,
-      # Hand a value back: to the parent after a pop, to this frame after a
-      # leaf; a frame its child did not decide goes on expanding.
-      ret=(pop & (d > 0)) | (expand & ~push),
-      v=jnp.where(pop, pop_value, leaf),
-      done=finished,
-      result=jnp.where(finished, pop_value, c["result"]),
+      boards=boards, opts=opts, ret=pop & (d > 0), v=value,
+      done=finished | gave_up,
+      # Giving up counts as captured.
+      result=jnp.where(gave_up, True,
+                       jnp.where(finished, value, c["result"])),
       nodes=c["nodes"] + expand.astype(jnp.int32))
 
 
@@ -407,8 +412,8 @@ def ladder_captured(board: chex.Array, prey: chex.Array,
   liberty or capture a hunter chain next to it that is in atari; it escapes
   with 3 or more liberties. With 2 liberties the hunter may play either of
   them, and must leave the prey in atari. Options are tried in point order.
-  Ko is ignored. The search gives up at `4N + 4` plies deep or after `32N`
-  tried moves; the prey then counts as captured.
+  Ko is ignored. Reading past `4N + 4` plies, or trying more than `32N`
+  moves, counts as captured.
 
   Args:
     board: int16 `[N²]` chain-id board: the prey in atari if the prey is to
@@ -423,9 +428,9 @@ def ladder_captured(board: chex.Array, prey: chex.Array,
   c = _search_start(_search_carry(size), board, prey, hunter_sign,
                     hunter_to_move, size)
   c = jax.lax.while_loop(
-      lambda c: ~c["done"] & (c["nodes"] < _node_budget(size)),
+      lambda c: ~c["done"],
       lambda c: _search_step(c, prey, hunter_sign, hunter_to_move, size), c)
-  return jnp.where(c["done"], c["result"], True)
+  return c["result"]
 
 
 def ladder_moves(game: go_lib.Go, state: go_lib.GoState):
@@ -477,8 +482,8 @@ def ladder_moves(game: go_lib.Go, state: go_lib.GoState):
   def body(c):
     s = c["search"]
     is_capture, p, prey, hunter = params(c["k"])
-    finished = s["done"] | (s["nodes"] >= _node_budget(size))
-    caught = jnp.where(s["done"], s["result"], True)
+    finished = s["done"]
+    caught = s["result"]
     record = c["active"] & finished
     capture = c["capture"].at[p].set(
         c["capture"][p] | (record & is_capture & caught))
