@@ -337,3 +337,22 @@ def test_dedupe():
   copy = GameRecord(size=9, moves=records[2].moves, source="dup.sgf")
   unique, n = sgf.dedupe_records(records + [copy])
   assert unique == records and n == 1
+
+
+# A random 5x5 game whose 76th move (found by search with simple ko only)
+# recreates an earlier whole-board position without retaking a ko.
+SUPERKO_GAME = [
+    21, 15, 11, 5, 7, 0, 2, 1, 6, 22, 17, 23, 13, 16, 24, 18, 12, 10, 9, 20,
+    4, 21, 14, 3, 8, 19, 24, 22, 16, 0, 20, 19, 21, 5, 1, 23, 3, 18, 10, 0,
+    15, 5, 9, 10, 1, 2, 4, 3, 16, 14, 15, 8, 13, 20, 9, 11, 21, 17, 12, 6,
+    24, 19, 23, 17, 22, 14, 20, 4, 18, 1, 9, 19, 17, 14, 9, 19]
+
+
+def test_superko_only_when_asked():
+  r = sgf.record_from_actions(Go(size=5), SUPERKO_GAME)
+  actions, states = sgf.record_to_states(r)  # simple ko: plays through
+  assert len(actions) == 76 and sgf.default_game(r, 76).move_cap >= 77
+  boards = np.sign(states.board)
+  assert any((boards[-1] == b).all() for b in boards[:-1])
+  with pytest.raises(SGFError, match=r"move 76 .*positional superko"):
+    sgf.record_to_states(r, Go(size=5, superko=True, max_moves=128))

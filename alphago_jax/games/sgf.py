@@ -154,7 +154,11 @@ class GameRecord:
         or not MIN_SIZE <= self.size <= MAX_SIZE):
       raise _fail(f"board size must be an integer from {MIN_SIZE} to "
                   f"{MAX_SIZE}, got {self.size!r}", "board size", self.source)
-    komi = float(self.komi)
+    try:
+      komi = float(self.komi)
+    except (TypeError, ValueError):
+      raise _fail(f"komi must be a number, got {self.komi!r}", "komi",
+                  self.source) from None
     if not math.isfinite(komi):
       raise _fail(f"komi must be finite, got {self.komi!r}", "komi",
                   self.source)
@@ -263,7 +267,7 @@ def _text(node, ident: str, source) -> Optional[str]:
   try:
     return node.get(ident)
   except UnicodeDecodeError:
-    raise
+    raise  # parse_sgf retries as Latin-1
   except ValueError as e:
     raise _fail(f"malformed {ident}: {e}", ident, source) from None
 
@@ -436,8 +440,9 @@ def record_to_actions(record: GameRecord, game: Optional[Go] = None
   if game is None:
     game = default_game(record, len(actions))
   elif not isinstance(game, Go) or game.size != record.size:
+    size = getattr(game, "size", None)
     raise _fail(f"the record is {record.size}x{record.size} but the game is "
-                f"{getattr(game, 'size', game)!r}", "board size",
+                f"{f'{size}x{size} Go' if size else repr(game)}", "board size",
                 record.source)
   if len(actions) > game.move_cap:
     raise _fail(f"the record needs {len(actions)} engine moves but the "
