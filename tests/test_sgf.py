@@ -280,6 +280,8 @@ def test_loader_skips_bad_records_in_a_tar(tmp_path):
   assert all(r.source.startswith(str(archive)) for r in records)
   assert any("bad0.sgf" in s for s, _ in report.examples)
   assert sgf.load_records(archive, limit=2)[0] == records[:2]
+  assert report.summary() == (
+      "3 read, 3 skipped (board size: 1, syntax: 1, move off board: 1)")
 
 
 def test_loader_reads_folders_and_survives_a_truncated_archive(tmp_path):

@@ -422,6 +422,14 @@ def record_to_actions(record: GameRecord, game: Optional[Go] = None
                       ) -> Tuple[GoState, np.ndarray, np.ndarray]:
   """The engine's view of a record, before any move is checked.
 
+  The first player is the colour of the first move (with no moves: White
+  after a Black-only handicap setup, else Black); a pass is inserted
+  wherever a colour moves twice in a row.
+
+  Args:
+    record: the game.
+    game: as in `record_to_states`.
+
   Returns:
     `(initial_state, actions, move_index)`: the setup position with the first
     mover to play; int32 `[T]` engine actions; int32 `[T]`, for each action
@@ -506,7 +514,9 @@ def record_to_states(record: GameRecord, game: Optional[Go] = None
   Args:
     record: the game.
     game: the rules to replay under; `default_game(record)` (simple ko only)
-      when None.
+      when None. Each distinct game compiles the replay once (seconds), so
+      to replay many records with assorted komi, pass one game per size:
+      komi changes only the final score, never legality.
 
   Returns:
     `(actions, states)`: int32 `[T]` engine actions (including passes
@@ -612,6 +622,12 @@ class LoadReport:
       default_factory=collections.Counter)
   examples: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
 
+  def summary(self) -> str:
+    """One line: `"35782 read, 3 skipped (board size: 2, syntax: 1)"`."""
+    why = ", ".join(f"{k}: {v}" for k, v in self.reasons.most_common())
+    return f"{self.n_ok} read, {self.n_bad} skipped" + (
+        f" ({why})" if why else "")
+
   def skip(self, source: str, reason: str, message: str) -> None:
     self.n_bad += 1
     self.reasons[reason] += 1
@@ -655,8 +671,15 @@ def iter_sgf_files(path: Union[str, os.PathLike], report: Optional[LoadReport]
         raise _fail(f"unreadable archive {path}: {e}", "archive") from None
       report.skip(path, "archive", f"unreadable archive: {e}")
     return
-  with open(path, "rb") as f:
-    yield path, f.read()
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+  except OSError as e:
+    if report is None:
+      raise
+    report.skip(path, "unreadable file", f"unreadable file: {e}")
+    return
+  yield path, data
 
 
 def iter_records(path: Union[str, os.PathLike],
