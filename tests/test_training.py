@@ -135,37 +135,37 @@ def test_resignation_and_false_resignation_accounting():
 
 @pytest.fixture(scope="module")
 def three_iterations():
-  state = training.init_train_state(GAME, CONFIG, 0)
-  it = training.make_iteration(GAME, CONFIG)
-  history = []
-  for _ in range(3):
-    state, m = it(state)
-    history.append(jax.device_get(m))
-  return it, state, history
-
-
-def test_one_program_no_retrace_no_callbacks(monkeypatch):
-  calls = []
+  """3 iterations of CONFIG, tracing counted by a Python side effect."""
+  traces = []
   real = loop.self_play
 
   def counting(*args, **kwargs):
-    calls.append(1)  # Runs once per trace, never per call.
+    traces.append(1)  # Runs once per trace, never per call.
     return real(*args, **kwargs)
 
-  monkeypatch.setattr(loop, "self_play", counting)
-  config = tiny_config(gradient_steps=3)  # Not in make_iteration's cache.
-  it = training.make_iteration(GAME, config)
-  state = training.init_train_state(GAME, config, 0)
-  for _ in range(3):
-    state, _ = it(state)
-  assert len(calls) == 1 and it._cache_size() == 1
+  with pytest.MonkeyPatch.context() as mp:
+    mp.setattr(loop, "self_play", counting)
+    loop._make_iteration.cache_clear()
+    it = training.make_iteration(GAME, CONFIG)
+    state = training.init_train_state(GAME, CONFIG, 0)
+    history = []
+    for _ in range(3):
+      state, m = it(state)
+      history.append(jax.device_get(m))
+  return it, state, history, len(traces)
+
+
+def test_one_program_no_retrace_no_callbacks(three_iterations):
+  it, state, _, traces = three_iterations
+  assert traces == 1 and it._cache_size() == 1
+  assert training.make_iteration(GAME, CONFIG) is it  # Cached.
   text = it.lower(state).as_text()
   assert "callback" not in text.lower()
   assert int(state.iteration) == 3
 
 
 def test_iteration_metrics(three_iterations):
-  _, state, history = three_iterations
+  _, state, history, _ = three_iterations
   m = history[-1]
   for k in ("loss", "value_loss", "policy_loss", "policy_entropy",
             "value_accuracy", "mean_game_length", "examples_added"):
@@ -176,7 +176,7 @@ def test_iteration_metrics(three_iterations):
 
 
 def test_deterministic_for_a_seed(three_iterations):
-  it, state, _ = three_iterations
+  it, state, _, _ = three_iterations
   again = training.init_train_state(GAME, CONFIG, 0)
   for _ in range(3):
     again, _ = it(again)
@@ -186,11 +186,14 @@ def test_deterministic_for_a_seed(three_iterations):
 
 
 def test_loss_falls():
-  config = tiny_config(num_games=32, buffer_capacity=32 * 9 * 4,
-                       batch_size=64, gradient_steps=8, learning_rate=3e-3)
-  _, history = training.train(GAME, config, seed=0, num_iterations=12)
+  # Self-play targets move as the network improves, so compare the first
+  # step (random init) with the last iterations, and the policy's distance
+  # to its search targets (the loss less the targets' entropy).
+  _, history = training.train(GAME, CONFIG, seed=0, num_iterations=12)
   losses = [h["loss"] for h in history]
-  assert np.mean(losses[-3:]) < 0.8 * np.mean(losses[:3]), losses
+  assert np.mean(losses[-3:]) < 0.85 * history[0]["loss_first"], losses
+  kl = [h["policy_kl"] for h in history]
+  assert np.mean(kl[-3:]) < np.mean(kl[:3]), kl
 
 
 # --- checkpoints and metrics -------------------------------------------------
@@ -231,7 +234,7 @@ class OtherGame(TicTacToe):
 
 def test_checkpoint_roundtrip_and_architecture_check(tmp_path,
                                                      three_iterations):
-  _, state, _ = three_iterations
+  _, state, _, _ = three_iterations
   d = str(tmp_path / "ckpt")
   arch = CONFIG.architecture(GAME)
   training.save_checkpoint(d, state, architecture=arch)
@@ -258,7 +261,7 @@ def test_checkpoint_roundtrip_and_architecture_check(tmp_path,
 
 
 def test_unfinished_checkpoint_is_ignored(tmp_path, three_iterations):
-  _, state, _ = three_iterations
+  _, state, _, _ = three_iterations
   d = str(tmp_path / "ckpt")
   training.save_checkpoint(d, state, architecture=CONFIG.architecture(GAME))
   # What a crash mid-save leaves: orbax's temporary step directory.
@@ -267,7 +270,7 @@ def test_unfinished_checkpoint_is_ignored(tmp_path, three_iterations):
 
 
 def test_resume_refuses_other_architecture(tmp_path, three_iterations):
-  _, state, _ = three_iterations
+  _, state, _, _ = three_iterations
   out = tmp_path / "run"
   ck = str(out / "checkpoints")
   training.save_checkpoint(ck, state, architecture=CONFIG.architecture(GAME))
@@ -334,7 +337,8 @@ SHARDED = textwrap.dedent("""
     assert leaf.sharding.is_fully_replicated and len(leaf.devices()) == 4
     # Inside, the self-play games are split over the 4 devices.
     text = it.lower(state).as_text()
-    assert "sharding" in text and "devices=[4" in text, "no batch sharding"
+    # (GSPMD spells it devices=[4,...], Shardy names the mesh axis.)
+    assert "devices=[4" in text or '{"data"}' in text, "no batch sharding"
     ref = training.init_train_state(game, config, 0)
     ref_it = training.make_iteration(game, config)
     for _ in range(2):

@@ -5,6 +5,10 @@ Run with `pytest -m slow tests/test_training_slow.py`. Trains the
 every 20 iterations and stopping at the first check where neither the raw
 policy nor the network + search loses a game; then both play at least 1000
 games per colour against the solver and must never lose.
+
+The 10-minute budget is checked on the process's CPU time (all threads),
+which on 2 idle cores bounds the wall time from above; on a shared machine
+the wall time mostly measures the neighbours (both are printed).
 """
 
 import time
@@ -29,13 +33,15 @@ def test_training_reaches_perfect_play_against_the_solver():
     return (record.get("solver_policy_losses") == 0 and
             record.get("solver_search_losses") == 0)
 
-  start = time.perf_counter()
+  start, cpu_start = time.perf_counter(), time.process_time()
   state, history = training.train(
       game, config, seed=0, num_iterations=600, evaluator=evaluator,
       evaluate_every=20, stop_when=perfect,
       log=lambda line: print(line[:160], flush=True))
   seconds = time.perf_counter() - start
-  print(f"trained {history[-1]['iteration']} iterations in {seconds:.0f} s")
+  cpu_seconds = time.process_time() - cpu_start
+  print(f"trained {history[-1]['iteration']} iterations in {seconds:.0f} s "
+        f"wall, {cpu_seconds:.0f} s CPU")
   assert perfect(history[-1]), "no perfect evaluation within 600 iterations"
 
   network = models.make_network(game, config.model)
@@ -52,4 +58,4 @@ def test_training_reaches_perfect_play_against_the_solver():
                               games_per_colour=GAMES_PER_COLOUR)
     print(f"{name} vs solver: {result.summary()}")
     assert result.losses == 0, f"{name}: {result.summary()}"
-  assert seconds < BUDGET_SECONDS, f"took {seconds:.0f} s"
+  assert cpu_seconds < BUDGET_SECONDS, f"took {cpu_seconds:.0f} s of CPU"

@@ -86,7 +86,6 @@ def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
   return state
 
 
-@functools.lru_cache(maxsize=16)
 def make_iteration(game: game_base.Game, config: TrainConfig, *,
                    mesh: Optional[Mesh] = None,
                    augment: AugmentFn = identity_augment
@@ -101,6 +100,11 @@ def make_iteration(game: game_base.Game, config: TrainConfig, *,
   Cached on its (hashable) arguments, so runs of the same game and config in
   one process, e.g. a resume, reuse one compiled program.
   """
+  return _make_iteration(game, config, mesh, augment)
+
+
+@functools.lru_cache(maxsize=16)
+def _make_iteration(game, config, mesh, augment):
   config.check_game(game)
   _check_mesh(config, mesh)
   network = make_network(game, config.model)
