@@ -1,0 +1,335 @@
+"""Batched matches stepped from the host: our agent against GNU Go, or
+against another JAX agent, with every compiled function reused across calls.
+
+`gnugo_match` plays B = 2 * games_per_colour games at once: our agent (any
+`Agent`, jitted here) against B GNU Go processes (`gtp.GnuGoPlayer`), Black
+in the first half of the games and White in the second. Go alternates
+strictly, so on every ply our agent moves in one half and GNU Go in the
+other: the GNU Go moves of that half are requested concurrently (one thread
+per game, each waiting on its own pipe) while our agent computes, so a ply
+costs about one GNU Go move, not B of them. Our moves reach each GNU Go
+board just before its next `genmove`.
+
+Scoring is our engine's, never GNU Go's: a game ends by two passes or the
+game's move cap (`Go.max_moves`, 2·N² by default) and is scored Tromp-Taylor
+(`GoState.score`; stones on the board all count as alive). So GNU Go runs
+with `--capture-all-dead` by default, to remove dead stones before it
+passes rather than lose them to Tromp-Taylor counting. A resignation by GNU
+Go is its loss (`Go.resign`). Games still going after `max_moves` plies (if
+given) are scored Tromp-Taylor on the board as it stands.
+
+`agent_match` is the same loop with a JAX agent as the opponent. Unlike
+`arena.play`, which compiles its whole game loop on every call, it jits
+each agent once per batch shape, so a script evaluating many networks pays
+the compile of a slow opponent (UCT with rollouts) once.
+
+`random_opening_moves` plays the first plies uniformly at random for both
+sides, so that two deterministic players (a greedy network, GNU Go) do not
+replay one game B times.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import functools
+from typing import Callable, Optional, Sequence
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alphago_jax.evaluation.arena import Record
+from alphago_jax.evaluation.gtp import RESIGN, GnuGoPlayer
+from alphago_jax.evaluation.match import MatchResult
+from alphago_jax.games import base as game_base
+from alphago_jax.search.agents import random_agent
+from alphago_jax.search.base import Agent
+
+DEFAULT_GNUGO_ARGS = ("--capture-all-dead",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcomes:
+  """Per-game results of a host-stepped match, from our agent's side.
+
+  Attributes:
+    agent_black: bool `[B]`, our agent played Black (True in the first half).
+    returns: float `[B]`, our agent's result: +1 win, 0 draw, -1 loss.
+    lengths: int `[B]`, plies played.
+    resigned: bool `[B]`, the opponent resigned (always False for agents).
+    capped: bool `[B]`, stopped by `max_moves` and scored on the board.
+  """
+  agent_black: np.ndarray
+  returns: np.ndarray
+  lengths: np.ndarray
+  resigned: np.ndarray
+  capped: np.ndarray
+
+  def result(self, games: Optional[Sequence[int]] = None) -> MatchResult:
+    """Wins/draws/losses per colour (`as_first`: as Black) over `games`
+    (indices; all by default)."""
+    idx = np.arange(len(self.returns)) if games is None else np.asarray(games)
+
+    def rec(mask):
+      r = self.returns[idx][mask]
+      return Record(wins=int((r > 0).sum()), draws=int((r == 0).sum()),
+                    losses=int((r < 0).sum()))
+    black = self.agent_black[idx]
+    return MatchResult(as_first=rec(black), as_second=rec(~black))
+
+
+def _check_count(name, value, low):
+  if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def _jit_agent(agent: Agent):
+  return jax.jit(agent)  # Cached: the same agent compiles once per shape.
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(game: game_base.Game):
+  """Jitted init and ply step of one game, shared by every match."""
+
+  def init(key, batch):
+    return jax.vmap(game.init)(jax.random.split(key, batch))
+
+  def advance(states, actions, resign, agent_player):
+    """One ply in every unfinished game; the mover resigns where `resign`."""
+    moving = ~states.terminated
+    stepped = jax.vmap(game.step)(states, actions)
+    # Only Go can resign; elsewhere `resign` is all False.
+    resigned = (jax.vmap(game.resign)(states) if hasattr(game, "resign")
+                else stepped)
+    pick = lambda m, a, b: jax.tree.map(
+        lambda x, y: jnp.where(m.reshape(m.shape + (1,) * (x.ndim - 1)), x,
+                               y), a, b)
+    new = pick(moving, pick(resign, resigned, stepped), states)
+    reward = jnp.take_along_axis(new.rewards, agent_player[:, None], 1)[:, 0]
+    return new, jnp.where(moving, reward, 0.0)
+
+  def board_result(states, agent_player):
+    """Our agent's result by Tromp-Taylor on the current boards."""
+    score = jax.vmap(game.area_score)(states)
+    black = jnp.sign(score)
+    return jnp.where(agent_player == 0, black, -black)
+
+  return (jax.jit(init, static_argnums=1), jax.jit(advance),
+          jax.jit(board_result))
+
+
+def _half(states, lo, hi):
+  return jax.tree.map(lambda x: x[lo:hi], states)
+
+
+def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
+          random_opening_moves):
+  """The host loop; `opponent` has `moves(states, ids, ply)` ->
+  (actions, resign) for games `ids` (all its to move) and
+  `observe(ids, actions)` for the moves played in them by others."""
+  g = games_per_colour
+  batch = 2 * g
+  init, advance, board_result = _compiled(game)
+  agent_fn = _jit_agent(agent)
+  random_fn = _jit_agent(random_agent)
+  agent_player = jnp.asarray(np.repeat([0, 1], g), jnp.int32)
+  init_key, key = jax.random.split(key)
+  states = init(init_key, batch)
+  returns = np.zeros(batch, np.float32)
+  resigned = np.zeros(batch, bool)
+  ply = 0
+  while not bool(np.all(jax.device_get(states.terminated))) and (
+      max_moves is None or ply < max_moves):
+    key, agent_key, opp_key = jax.random.split(key, 3)
+    # Black moves at even plies: our agent in the first half of the games.
+    ours, theirs = ((0, g), (g, batch)) if ply % 2 == 0 else ((g, batch),
+                                                             (0, g))
+    ours_ids = np.arange(*ours)
+    theirs_ids = np.arange(*theirs)
+    done = np.asarray(states.terminated)
+    if np.any(np.asarray(states.current_player)[~done] != ply % 2):
+      raise ValueError(f"match: {game.name} does not alternate strictly (a "
+                       f"game has the wrong player to move at ply {ply})")
+    if ply < random_opening_moves:
+      actions = np.asarray(random_fn(states, agent_key))
+      resign = np.zeros(batch, bool)
+      opponent.observe(np.flatnonzero(~done), actions[~done])
+    else:
+      # The opponent's half first: GNU Go thinks while our agent computes.
+      pending = opponent.moves(_half(states, *theirs), theirs_ids, ply,
+                               opp_key)
+      our_actions = np.asarray(agent_fn(_half(states, *ours), agent_key))
+      their_actions, their_resign = pending()
+      actions = np.empty(batch, np.int32)
+      actions[ours[0]:ours[1]] = our_actions
+      actions[theirs[0]:theirs[1]] = their_actions
+      resign = np.zeros(batch, bool)
+      resign[theirs[0]:theirs[1]] = their_resign
+      live = ~done[ours[0]:ours[1]]
+      opponent.observe(ours_ids[live], our_actions[live])
+    legal = np.asarray(states.legal_action_mask)
+    bad = ~done & ~resign & ~legal[np.arange(batch), actions]
+    if bad.any():
+      i = int(np.flatnonzero(bad)[0])
+      who = "our agent" if ours[0] <= i < ours[1] else "the opponent"
+      raise RuntimeError(f"match: illegal action {int(actions[i])} by {who} "
+                         f"at ply {ply} of game {i}")
+    resigned |= resign & ~done
+    states, reward = advance(states, jnp.asarray(actions),
+                             jnp.asarray(resign), agent_player)
+    returns += np.asarray(reward)
+    ply += 1
+  capped = ~np.asarray(states.terminated)
+  if capped.any():
+    returns = np.where(capped, np.asarray(board_result(states, agent_player)),
+                       returns)
+  return states, Outcomes(
+      agent_black=np.repeat([True, False], g), returns=returns,
+      lengths=np.asarray(states.step_count), resigned=resigned,
+      capped=capped)
+
+
+class _AgentOpponent:
+  """A JAX agent as the opponent: no state outside the game."""
+
+  def __init__(self, agent):
+    self.fn = _jit_agent(agent)
+
+  def moves(self, states, ids, ply, key):
+    actions = self.fn(states, key)  # Dispatched; read in the closure.
+    return lambda: (np.asarray(actions), np.zeros(len(ids), bool))
+
+  def observe(self, ids, actions):
+    pass
+
+
+class _GnuGoOpponent:
+  """One GNU Go per game; our moves are queued and sent before its next
+  genmove, in that game's thread."""
+
+  def __init__(self, players, game, pool):
+    self.players = players
+    self.game = game
+    self.pool = pool
+    self.queued = [[] for _ in players]
+    self.out = [False] * len(players)  # Resigned, or the game is over.
+
+  def _genmove(self, i):
+    p = self.players[i]
+    for a in self.queued[i]:
+      p.play(int(a))
+    self.queued[i] = []
+    return p.genmove()
+
+  def moves(self, states, ids, ply, key):
+    del ply, key
+    done = np.asarray(states.terminated)
+    futures = {i: self.pool.submit(self._genmove, int(i))
+               for i, d in zip(ids, done) if not d}
+
+    def collect():
+      actions = np.full(len(ids), self.game.pass_action, np.int32)
+      resign = np.zeros(len(ids), bool)
+      for j, i in enumerate(ids):
+        if i in futures:
+          a = futures[i].result()
+          if a == RESIGN:
+            resign[j] = True
+          else:
+            actions[j] = a
+      return actions, resign
+    return collect
+
+  def observe(self, ids, actions):
+    for i, a in zip(ids, actions):
+      self.queued[int(i)].append(int(a))
+
+  def check_boards(self, states):
+    """GNU Go's board must equal ours at the end of every game."""
+    ours = np.asarray(jax.vmap(self.game.stones)(states))
+
+    def check(i):
+      p = self.players[i]
+      for a in self.queued[i]:
+        p.play(int(a))
+      self.queued[i] = []
+      return p.stones()
+    boards = list(self.pool.map(check, range(len(self.players))))
+    for i, b in enumerate(boards):
+      if not np.array_equal(b, ours[i]):
+        raise RuntimeError(f"gnugo_match: GNU Go's board differs from ours "
+                           f"at the end of game {i}")
+
+
+def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
+                level: int, games_per_colour: int,
+                max_moves: Optional[int] = None, seed: int = 0,
+                extra_args: Sequence[str] = DEFAULT_GNUGO_ARGS,
+                random_opening_moves: int = 0, check_boards: bool = True,
+                make_player: Optional[Callable[[int], object]] = None
+                ) -> Outcomes:
+  """Our `agent` against GNU Go in 2 * games_per_colour parallel games.
+
+  Args:
+    game: a `Go` game (size <= 19).
+    agent: `(states [B], key) -> actions [B]`; jitted here, called on
+      games_per_colour states at a time.
+    key: PRNG key, consumed.
+    level: GNU Go level, 0 to 10.
+    games_per_colour: games with our agent as Black, and as many as White.
+    max_moves: stop after this many plies, scoring unfinished games on the
+      board; None plays to the game's own end (its move cap included).
+    seed: GNU Go game i runs with seed `seed + i`.
+    extra_args: more GNU Go flags (default: `--capture-all-dead`).
+    random_opening_moves: plies played at random by both sides first.
+    check_boards: compare GNU Go's final board with ours in every game.
+    make_player: `i -> player` with GnuGoPlayer's `play`, `genmove`,
+      `stones` and `close` (tests); default GNU Go at `level`.
+
+  Returns:
+    `Outcomes`; `.result()` gives wins/draws/losses per colour.
+  """
+  _check_count("games_per_colour", games_per_colour, 1)
+  _check_count("random_opening_moves", random_opening_moves, 0)
+  if max_moves is not None:
+    _check_count("max_moves", max_moves, 1)
+  if not hasattr(game, "vertex_to_action"):
+    raise ValueError(f"gnugo_match: needs a Go game, got {game!r}")
+  if make_player is None:
+    _check_count("level", level, 0)
+    make_player = lambda i: GnuGoPlayer(game, level, seed=seed + i,
+                                        extra_args=extra_args)
+  batch = 2 * games_per_colour
+  players = []
+  with concurrent.futures.ThreadPoolExecutor(max_workers=batch) as pool:
+    try:
+      players.extend(pool.map(make_player, range(batch)))
+      opponent = _GnuGoOpponent(players, game, pool)
+      states, outcomes = _play(
+          game, agent, opponent, key, games_per_colour=games_per_colour,
+          max_moves=max_moves, random_opening_moves=random_opening_moves)
+      if check_boards:
+        opponent.check_boards(states)
+    finally:
+      for p in players:
+        p.close()
+  return outcomes
+
+
+def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
+                key: chex.PRNGKey, *, games_per_colour: int,
+                max_moves: Optional[int] = None,
+                random_opening_moves: int = 0) -> Outcomes:
+  """`agent` against `opponent` (both JAX agents), stepped from the host
+  like `gnugo_match`; each agent compiles once per batch shape and game."""
+  _check_count("games_per_colour", games_per_colour, 1)
+  _check_count("random_opening_moves", random_opening_moves, 0)
+  if max_moves is not None:
+    _check_count("max_moves", max_moves, 1)
+  _, outcomes = _play(game, agent, _AgentOpponent(opponent), key,
+                      games_per_colour=games_per_colour, max_moves=max_moves,
+                      random_opening_moves=random_opening_moves)
+  return outcomes

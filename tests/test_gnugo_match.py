@@ -1,0 +1,101 @@
+"""Host-stepped batched matches: our agent against GNU Go (real, on 5x5,
+and scripted stand-ins that pass or resign) and against another agent."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import games
+from alphago_jax.evaluation import gtp
+from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
+from alphago_jax.search.agents import random_agent
+
+GO5 = games.make("go", size=5)
+
+
+def pass_agent(states, key):
+  del key
+  return jnp.full(states.current_player.shape, GO5.pass_action, jnp.int32)
+
+
+class Scripted:
+  """A stand-in for GnuGoPlayer that always answers `move`."""
+
+  def __init__(self, move):
+    self.move = move
+    self.played = []
+
+  def play(self, action):
+    self.played.append(action)
+
+  def genmove(self):
+    return self.move
+
+  def close(self):
+    pass
+
+
+def test_passing_game_is_scored_tromp_taylor_by_colour():
+  # Both pass at once: an empty board, White wins by komi 7.5. Our agent
+  # loses its Black games and wins its White ones.
+  out = gnugo_match(GO5, pass_agent, jax.random.key(0), level=1,
+                    games_per_colour=3, check_boards=False,
+                    make_player=lambda i: Scripted(GO5.pass_action))
+  r = out.result()
+  assert (r.as_first.losses, r.as_first.games) == (3, 3)
+  assert (r.as_second.wins, r.as_second.games) == (3, 3)
+  assert list(out.lengths) == [2] * 6
+  assert not out.resigned.any() and not out.capped.any()
+
+
+def test_resignation_is_the_opponents_loss():
+  players = []
+
+  def make(i):
+    players.append(Scripted(gtp.RESIGN))
+    return players[-1]
+  out = gnugo_match(GO5, random_agent, jax.random.key(1), level=1,
+                    games_per_colour=2, check_boards=False, make_player=make)
+  assert out.result().wins == 4 and out.resigned.all()
+  # As White it never moved; as Black its one move reached GNU Go first.
+  assert sorted(len(p.played) for p in players) == [0, 0, 1, 1]
+  assert list(out.lengths) == [1, 1, 0, 0]
+
+
+def test_max_moves_scores_the_board():
+  out = gnugo_match(GO5, random_agent, jax.random.key(2), level=1,
+                    games_per_colour=1, max_moves=3, check_boards=False,
+                    make_player=lambda i: Scripted(GO5.pass_action))
+  assert out.capped.all() and list(out.lengths) == [3, 3]
+
+
+def test_bad_arguments():
+  with pytest.raises(ValueError, match="games_per_colour"):
+    gnugo_match(GO5, random_agent, jax.random.key(0), level=1,
+                games_per_colour=0)
+  with pytest.raises(ValueError, match="Go game"):
+    gnugo_match(games.make("tictactoe"), random_agent, jax.random.key(0),
+                level=1, games_per_colour=1)
+  with pytest.raises(ValueError, match="random_opening_moves"):
+    agent_match(GO5, random_agent, random_agent, jax.random.key(0),
+                games_per_colour=1, random_opening_moves=-1)
+
+
+@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+def test_random_agent_loses_to_gnugo_level1_on_5x5():
+  out = gnugo_match(GO5, random_agent, jax.random.key(3), level=1,
+                    games_per_colour=2, random_opening_moves=2)
+  r = out.result()  # check_boards: GNU Go's boards matched ours at the end.
+  assert (r.as_first.games, r.as_second.games) == (2, 2)
+  assert r.losses >= 3
+  assert np.all(out.lengths >= 2)
+
+
+def test_agent_match_counts_each_colour():
+  ttt = games.make("tictactoe")
+  out = agent_match(ttt, random_agent, random_agent, jax.random.key(4),
+                    games_per_colour=8)
+  r = out.result()
+  assert (r.as_first.games, r.as_second.games) == (8, 8)
+  assert np.all((out.lengths >= 5) & (out.lengths <= 9))
