@@ -129,6 +129,12 @@ def main():
   positions = args.batch * args.moves
   keys = lambda r: jax.random.PRNGKey(100 + r)
 
+  def trivial(variables, observations, legal):
+    # Uniform policy, zero value: what search and environment cost alone.
+    del variables, legal
+    return (jnp.zeros((observations.shape[0], game.num_actions)),
+            jnp.zeros((observations.shape[0],)))
+
   print(f"jax {jax.__version__}, backend {jax.default_backend()}, "
         f"{jax.device_count()} device(s); 9x9, {args.blocks} blocks x "
         f"{args.channels} channels, {args.simulations} simulations, batch "
@@ -136,15 +142,21 @@ def main():
   ours = positions / _median_seconds(
       ours_selfplay(game, evaluate, variables, config, args.batch,
                     args.moves), keys, args.repeats)
+  ours_trivial = positions / _median_seconds(
+      ours_selfplay(game, trivial, variables, config, args.batch,
+                    args.moves), keys, args.repeats)
   try:
     import pgx  # pylint: disable=import-outside-toplevel
     env = pgx.make("go_9x9")
     theirs = positions / _median_seconds(
         pgx_selfplay(env, evaluate, variables, config, args.batch,
                      args.moves), keys, args.repeats)
+    theirs_trivial = positions / _median_seconds(
+        pgx_selfplay(env, trivial, variables, config, args.batch,
+                     args.moves), keys, args.repeats)
   except ImportError:
     print("pgx not installed (pip install -e '.[bench]'): peer skipped")
-    theirs = float("nan")
+    theirs = theirs_trivial = float("nan")
 
   optimizer = optax.adam(1e-3)
   opt_state = optimizer.init(variables["params"])
@@ -180,10 +192,15 @@ def main():
   print(f"| self-play simulations/s | {ours * args.simulations:,.0f} | "
         f"{theirs * args.simulations:,.0f} | {ratio:.2f} |")
   print(f"| training samples/s | {train:,.0f} | same step | - |")
+  print(f"| search + environment only (trivial network), simulations/s | "
+        f"{ours_trivial * args.simulations:,.0f} | "
+        f"{theirs_trivial * args.simulations:,.0f} | "
+        f"{ours_trivial / theirs_trivial:.2f} |")
   print()
   print(f"RESULT selfplay_ratio_vs_pgx={ratio:.2f} "
         f"ours_positions_per_s={ours:.1f} pgx_positions_per_s={theirs:.1f} "
-        f"train_samples_per_s={train:.0f}")
+        f"train_samples_per_s={train:.0f} "
+        f"trivial_net_ratio_vs_pgx={ours_trivial / theirs_trivial:.2f}")
 
 
 if __name__ == "__main__":
