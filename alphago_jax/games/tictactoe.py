@@ -77,6 +77,50 @@ class TicTacToe(base.Game):
         terminated=terminated,
         step_count=state.step_count + 1)
 
+  def fast_random_rollout(self, key: chex.PRNGKey, state: State
+                          ) -> chex.Array:
+    """Outcome of uniformly random play from `state`, without a move loop.
+
+    The rollout hook of `search.random_rollout`. Random play fills the empty
+    cells in a uniformly random order, so draw that order at once (ranks of
+    random keys), give each cell to the player moving at its rank, and end
+    the game at the first rank that completes a line. Same distribution as
+    stepping random moves (up to ties among 32-bit keys, broken by cell
+    index: probability < 1e-8 per rollout).
+
+    Args:
+      key: PRNG key, consumed.
+      state: one (unbatched) state.
+
+    Returns:
+      float32 `[2]`: each player's total reward from `state` to the end
+      (zeros if `state` is terminal).
+    """
+    empty = state.board == EMPTY
+    # The barrier keeps XLA from fusing the hash into the 9 x 9 comparison
+    # below, which recomputed it for every pair (measured: 1.1 ms per batch
+    # of 1024 rollouts with it fused, the slowest op of a UCT simulation).
+    bits = jax.lax.optimization_barrier(
+        jax.random.bits(key, (9,), jnp.uint32))
+    cells = jnp.arange(9)
+    # before[i, j]: empty cell j is played before cell i.
+    before = (bits[None, :] < bits[:, None]) | (
+        (bits[None, :] == bits[:, None]) & (cells[None, :] < cells[:, None]))
+    rank = jnp.sum(before & empty[None, :], axis=1)
+    time = jnp.where(empty, rank, -1)  # Filled cells: before the rollout.
+    owner = jnp.where(empty, (state.current_player + rank) % 2,
+                      state.board.astype(jnp.int32))
+    line_owner = owner[LINES]  # [8, 3]
+    complete = jnp.all(line_owner == line_owner[:, :1], axis=-1)
+    # Ranks are distinct, so the earliest completed line is unique and
+    # belongs to the player who moved at that rank.
+    finish = jnp.where(complete, jnp.max(time[LINES], axis=-1), 9)
+    first = jnp.argmin(finish)
+    winner = line_owner[first, 0]
+    rewards = jnp.where(finish[first] < 9,
+                        jnp.where(jnp.arange(2) == winner, 1.0, -1.0), 0.0)
+    return jnp.where(state.terminated, 0.0, rewards).astype(jnp.float32)
+
   def observe(self, state: State) -> chex.Array:
     """float32 `[3, 3, 2]`: the mover's marks, then the opponent's."""
     me = state.board == state.current_player

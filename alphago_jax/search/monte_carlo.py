@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
-from alphago_jax.search.rollout import random_rollout
+from alphago_jax.search.rollout import hash_prng_key, random_rollout
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -55,7 +55,8 @@ def monte_carlo_search(game: game_base.Game, key: chex.PRNGKey,
                        ) -> base.SearchOutput:
   """For each state `[B]`, the legal move with the best mean rollout result."""
   batch = base.check_batch(states)
-  keys = jax.random.split(key, batch)
+  # The rollouts draw from the cheap hash PRNG; see rollout.py.
+  keys = jax.random.split(hash_prng_key(key), batch)
   return jax.vmap(lambda k, s: _one(game, k, s, config.rollouts_per_action)
                   )(keys, states)
 

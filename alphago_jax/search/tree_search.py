@@ -1,8 +1,9 @@
 """mctx's generic tree search, with a backup that scales to big batches.
 
 `search` has exactly the signature and semantics of `mctx.search` and uses
-mctx's own `Tree`, `simulate` and `expand`; tests check that it builds the
-same tree, bit for bit. Only the backup differs in how it is written.
+mctx's own `Tree` and `expand`; tests check that it builds the same tree, bit
+for bit. The selection walk (`simulate`) and the backup differ only in how
+they are written.
 
 Why: `mctx.search` backs up with a `jax.vmap`-ed `while_loop` whose carry is
 the whole tree. Under vmap a loop with a per-game predicate becomes "run the
@@ -12,6 +13,12 @@ batch x num_simulations: at batch 1024 and 1000 simulations it made a
 simulation 100x slower than at 100 simulations. Here the loop runs on the
 whole batch with one scalar predicate ("is any game still below its root?")
 and writes with scatters, which XLA performs in place.
+
+The selection walk is batched the same way, and its first step is peeled:
+mctx picks the root or interior selection function with a `lax.cond` on
+`depth == 0`, which under `vmap` evaluates both functions for every game at
+every level. Every game starts at the root together, so the first step is
+the root function for all and every later step the interior function.
 """
 
 from __future__ import annotations
@@ -22,7 +29,6 @@ import chex
 import jax
 import jax.numpy as jnp
 import mctx
-from mctx._src import action_selection as mctx_action_selection
 from mctx._src import search as mctx_search
 
 Tree = mctx.Tree
@@ -47,11 +53,14 @@ def backward(tree: Tree, leaf_index: chex.Array) -> Tree:
   leaf_index = leaf_index.astype(jnp.int32)
 
   def cond(carry):
-    _, _, index = carry
+    _, _, _, index = carry
     return jnp.any(index != Tree.ROOT_INDEX)
 
   def body(carry):
-    tree, leaf_value, index = carry
+    # `index_value` is node_values[index], carried rather than read back:
+    # reading the array that the same step scatters into made XLA copy all
+    # of node_values ([B, num_nodes]) on every step up the path.
+    tree, leaf_value, index_value, index = carry
     active = index != Tree.ROOT_INDEX
     # Finished rows point at the root and rewrite its current values: a no-op.
     parent = jnp.where(active, tree.parents[rows, index], Tree.ROOT_INDEX)
@@ -70,16 +79,75 @@ def backward(tree: Tree, leaf_index: chex.Array) -> Tree:
         node_visits=tree.node_visits.at[rows, parent].set(
             jnp.where(active, count + 1, count)),
         children_values=tree.children_values.at[rows, parent, action].set(
-            jnp.where(active, tree.node_values[rows, index],
-                      old_child_value)),
+            jnp.where(active, index_value, old_child_value)),
         children_visits=tree.children_visits.at[rows, parent, action].set(
             jnp.where(active, old_child_visits + 1, old_child_visits)))
     return (tree, jnp.where(active, new_leaf_value, leaf_value),
+            jnp.where(active, parent_value, index_value),
             jnp.where(active, parent, index))
 
   leaf_value = tree.node_values[rows, leaf_index]
-  tree, _, _ = jax.lax.while_loop(cond, body, (tree, leaf_value, leaf_index))
+  tree, _, _, _ = jax.lax.while_loop(
+      cond, body, (tree, leaf_value, leaf_value, leaf_index))
   return tree
+
+
+def simulate(rng_keys: chex.PRNGKey, tree: Tree, root_action_selection_fn,
+             interior_action_selection_fn, max_depth: int
+             ) -> tuple[chex.Array, chex.Array]:
+  """Walks each tree from its root to an unvisited action (or `max_depth`).
+
+  The batched equivalent of mctx's `simulate` (which is vmapped over games):
+  same keys, same calls, same result.
+
+  Args:
+    rng_keys: `[B]` keys, consumed.
+    tree: a batched tree `[B, ...]`.
+    root_action_selection_fn: mctx root selection `(key, tree, node)` for one
+      (unbatched) tree.
+    interior_action_selection_fn: mctx interior selection
+      `(key, tree, node, depth)` for one tree.
+    max_depth: deepest path.
+
+  Returns:
+    `(parent_index, action)`, int32 `[B]` each: the node reached and the
+    action to expand from it.
+  """
+  batch = rng_keys.shape[0]
+  rows = jnp.arange(batch)
+  split = jax.vmap(jax.random.split)
+  depth_dtype = tree.children_prior_logits.dtype
+
+  # Level 0: every game is at its root.
+  keys = split(rng_keys)
+  node_index = jnp.full((batch,), Tree.ROOT_INDEX, jnp.int32)
+  action = jax.vmap(root_action_selection_fn)(keys[:, 1], tree, node_index)
+  next_node_index = tree.children_index[rows, node_index, action]
+  depth = jnp.ones((batch,), depth_dtype)
+  continuing = (next_node_index != Tree.UNVISITED) & (depth < max_depth)
+
+  def cond(carry):
+    return jnp.any(carry[-1])
+
+  def body(carry):
+    rng_key, node_index, action, next_node_index, depth, continuing = carry
+    keys = split(rng_key)
+    # Games that stopped keep their result; their keys are never read again.
+    new_node = next_node_index
+    new_action = jax.vmap(interior_action_selection_fn)(
+        keys[:, 1], tree, new_node, depth)
+    new_next = tree.children_index[rows, new_node, new_action]
+    new_depth = depth + 1
+    new_continuing = (new_next != Tree.UNVISITED) & (new_depth < max_depth)
+    keep = lambda new, old: jnp.where(continuing, new, old)
+    return (keys[:, 0], keep(new_node, node_index), keep(new_action, action),
+            keep(new_next, next_node_index), keep(new_depth, depth),
+            keep(new_continuing, continuing))
+
+  carry = (keys[:, 0], node_index, action, next_node_index, depth,
+           continuing)
+  _, node_index, action, _, _, _ = jax.lax.while_loop(cond, body, carry)
+  return node_index, action
 
 
 def search(
@@ -96,10 +164,6 @@ def search(
     extra_data: Any = None,
     loop_fn=jax.lax.fori_loop) -> Tree:
   """Drop-in for `mctx.search` (same arguments, same tree); see module doc."""
-  action_selection_fn = (
-      mctx_action_selection.switching_action_selection_wrapper(
-          root_action_selection_fn=root_action_selection_fn,
-          interior_action_selection_fn=interior_action_selection_fn))
   batch_size = root.value.shape[0]
   rows = jnp.arange(batch_size)
   if max_depth is None:
@@ -110,9 +174,9 @@ def search(
   def body_fun(sim, loop_state):
     rng_key, tree = loop_state
     rng_key, simulate_key, expand_key = jax.random.split(rng_key, 3)
-    parent_index, action = mctx_search.simulate(
-        jax.random.split(simulate_key, batch_size), tree, action_selection_fn,
-        max_depth)
+    parent_index, action = simulate(
+        jax.random.split(simulate_key, batch_size), tree,
+        root_action_selection_fn, interior_action_selection_fn, max_depth)
     # The node first expanded by simulation `sim` gets index `sim + 1`.
     next_node_index = tree.children_index[rows, parent_index, action]
     next_node_index = jnp.where(next_node_index == Tree.UNVISITED, sim + 1,

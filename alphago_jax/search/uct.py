@@ -36,7 +36,7 @@ import mctx
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
-from alphago_jax.search.rollout import random_rollout
+from alphago_jax.search.rollout import hash_prng_key, random_rollout
 from alphago_jax.search.tree_search import search as tree_search
 
 
@@ -159,7 +159,9 @@ def uct_search(game: game_base.Game, key: chex.PRNGKey,
     `win_rates` `[B, A]`.
   """
   batch = base.check_batch(states)
-  search_key, choice_key = jax.random.split(key)
+  # Every draw inside the search (mctx's per-level key splits, UCB1
+  # tie-breaks, rollouts) uses the cheap hash PRNG; see rollout.py.
+  search_key, choice_key = jax.random.split(hash_prng_key(key))
   root = mctx.RootFnOutput(
       prior_logits=jnp.zeros((batch, game.num_actions), jnp.float32),
       value=jnp.zeros((batch,), jnp.float32),
