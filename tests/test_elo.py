@@ -115,3 +115,24 @@ def test_match_alternates_colours_and_round_robin():
   assert table.games[0, 1] == 40
   assert table.rows()[0][0] == "solver"
   assert "| solver |" in table.markdown()
+
+
+def test_elo_covariance_two_players_is_the_delta_method():
+  # 30 points of 40 against player 0: rating 400 log10(3); the variance of
+  # the log-odds is 1 / (n p (1 - p)), in Elo (400 / ln 10)^2 times that.
+  points = np.array([[0.0, 10.0], [30.0, 0.0]])
+  games = np.array([[0.0, 40.0], [40.0, 0.0]])
+  r = evaluation.fit_elo(points, games)
+  assert r[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
+  cov = evaluation.elo_covariance(r, games)
+  sd = 400 / math.log(10) / math.sqrt(40 * 0.75 * 0.25)
+  assert cov[0, 0] == 0 and math.sqrt(cov[1, 1]) == pytest.approx(sd)
+  lo, hi = evaluation.elo_intervals(r, games)[1]
+  assert (hi - lo) / 2 == pytest.approx(1.959964 * sd, rel=1e-6)
+
+
+def test_elo_covariance_unconnected_player_is_infinite():
+  games = np.zeros((3, 3))
+  games[0, 1] = games[1, 0] = 10
+  cov = evaluation.elo_covariance(np.zeros(3), games)
+  assert math.isfinite(cov[1, 1]) and math.isinf(cov[2, 2])

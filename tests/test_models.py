@@ -65,3 +65,19 @@ def test_rejects_flat_observations():
   net = models.make_network(GAME, models.ResNetConfig.tiny())
   with pytest.raises(ValueError, match="H, W, C"):
     net.init(jax.random.key(0), jnp.zeros((1, 18)))
+
+
+def test_stacked_evaluate_runs_each_group_on_its_network():
+  net = models.make_network(GAME, models.ResNetConfig.tiny())
+  vs = [models.init_variables(GAME, net, jax.random.key(i)) for i in (0, 1)]
+  obs = jax.random.normal(jax.random.key(2), (6, 3, 3, 2))
+  legal = jnp.ones((6, 9), bool)
+  evaluate = models.make_evaluate_fn(net)
+  stacked = models.make_stacked_evaluate_fn(net, 2)
+  logits, values = stacked(models.stack_variables(vs), obs, legal)
+  for k in (0, 1):
+    want_l, want_v = evaluate(vs[k], obs[3 * k:3 * k + 3], legal[:3])
+    np.testing.assert_allclose(logits[3 * k:3 * k + 3], want_l, atol=1e-5)
+    np.testing.assert_allclose(values[3 * k:3 * k + 3], want_v, atol=1e-5)
+  with pytest.raises(ValueError, match="multiple"):
+    stacked(models.stack_variables(vs), obs[:5], legal[:5])

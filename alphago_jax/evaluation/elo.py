@@ -114,6 +114,44 @@ def fit_elo(points: np.ndarray, games: np.ndarray, *,
   return 400.0 * np.log10(gamma)
 
 
+def elo_covariance(ratings, games, *, prior_draws: float = 0.0
+                   ) -> np.ndarray:
+  """Covariance `[K, K]` (Elo squared) of `fit_elo` ratings, player 0 held
+  at 0, from the Bradley-Terry observed information at the fit.
+
+  Pass the `prior_draws` of the fit: the virtual games count as data. A
+  player unconnected to player 0 gets an infinite variance.
+  """
+  ratings = np.asarray(ratings, np.float64)
+  games = np.asarray(games, np.float64)
+  k = ratings.shape[0]
+  if games.shape != (k, k):
+    raise ValueError(f"games must be [K, K] with K={k}, got {games.shape}")
+  n = games + prior_draws * (games > 0)
+  scale = math.log(10.0) / 400.0  # Elo -> natural-log strength.
+  p = 1.0 / (1.0 + np.exp(-scale * (ratings[:, None] - ratings[None, :])))
+  w = n * p * p.T
+  info = np.diag(w.sum(axis=1)) - w
+  reached = np.zeros(k, bool)  # Players linked to player 0 by games.
+  reached[0] = True
+  for _ in range(k):
+    reached |= (n[reached] > 0).any(axis=0)
+  cov = np.full((k, k), np.inf)
+  cov[0, :] = cov[:, 0] = 0.0
+  idx = np.flatnonzero(reached)[1:]
+  if idx.size:
+    cov[np.ix_(idx, idx)] = np.linalg.inv(info[np.ix_(idx, idx)]) / scale**2
+  return cov
+
+
+def elo_intervals(ratings, games, *, prior_draws: float = 0.0,
+                  z: float = Z95) -> List[Tuple[float, float]]:
+  """95% (normal) intervals of `fit_elo` ratings relative to player 0."""
+  sd = np.sqrt(np.diag(elo_covariance(ratings, games,
+                                      prior_draws=prior_draws)))
+  return [(float(r - z * s), float(r + z * s)) for r, s in zip(ratings, sd)]
+
+
 @dataclasses.dataclass(frozen=True)
 class EloTable:
   """A round robin's results and fitted ratings.

@@ -156,3 +156,33 @@ def make_evaluate_fn(network: PolicyValueNet) -> EvaluateFn:
     return network.apply(variables, observations, legal_action_mask,
                          train=False)
   return evaluate
+
+
+def stack_variables(variables_list) -> chex.ArrayTree:
+  """Variables of K networks of one architecture, stacked on a new axis 0."""
+  if not variables_list:
+    raise ValueError("stack_variables: need at least one network")
+  return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]),
+                      *variables_list)
+
+
+def make_stacked_evaluate_fn(network: PolicyValueNet,
+                             num_networks: int) -> EvaluateFn:
+  """An `EvaluateFn` over K stacked networks (`stack_variables`): a batch of
+  K * G positions is K groups of G, group k evaluated by network k. One
+  search then runs K networks in one batch, compiled once (learning
+  curves)."""
+  _positive_int("num_networks", num_networks)
+  evaluate = make_evaluate_fn(network)
+
+  def stacked(variables, observations, legal_action_mask):
+    batch = observations.shape[0]
+    if batch % num_networks:
+      raise ValueError(f"batch {batch} is not a multiple of the "
+                       f"{num_networks} stacked networks")
+    split = lambda x: x.reshape((num_networks, batch // num_networks) +
+                                x.shape[1:])
+    logits, values = jax.vmap(evaluate)(variables, split(observations),
+                                        split(legal_action_mask))
+    return logits.reshape(batch, -1), values.reshape(batch)
+  return stacked
