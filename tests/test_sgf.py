@@ -15,6 +15,8 @@ from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.sgf import GameRecord, SGFError
 
 B, W = BLACK, WHITE
+# Records without KM replay in this game: sharing it saves compilations.
+GO9 = Go(size=9, komi=0.0, superko=False)
 
 FULL = (
     b"(;GM[1]FF[4]SZ[9]KM[6.5]PB[Black \\] Player]PW[White\\\\Player]"
@@ -53,13 +55,13 @@ def test_missing_size_means_19_and_missing_komi_is_zero():
 
 
 def test_handicap_setup_white_moves_first():
-  r = sgf.parse_sgf(b"(;SZ[9]HA[2]KM[0.5]AB[cc][gg];W[gc];B[cg])")
+  r = sgf.parse_sgf(b"(;SZ[9]HA[2]AB[cc][gg];W[gc];B[cg])")
   assert r.handicap == 2 and r.setup_black == (20, 60) and r.setup_white == ()
   assert r.moves == ((W, 24), (B, 56))
   actions, states = sgf.record_to_states(r)
   np.testing.assert_array_equal(actions, [24, 56])
   assert int(states.current_player[0]) == W
-  assert sgf.default_game(r).superko is False
+  assert sgf.default_game(r) == GO9
   game = Go(size=9)
   first = jax.tree.map(lambda x: x[0], states)
   assert game.to_ascii(first) == "\n".join(
@@ -227,10 +229,10 @@ def _random_game(game, n, seed):
 
 
 def test_record_from_actions_round_trips_through_sgf():
-  game = Go(size=7, komi=5.5, superko=False)
+  game = GO9
   actions, final = _random_game(game, 60, seed=1)
   r = sgf.record_from_actions(game, actions, result="B+R", black_name="me")
-  assert r.komi == 5.5 and r.black_name == "me"
+  assert r.komi == 0.0 and r.black_name == "me"
   r2 = sgf.parse_sgf(sgf.to_sgf(r))
   assert r2 == r
   replayed, states = sgf.record_to_states(r2, game)
@@ -242,7 +244,7 @@ def test_record_from_actions_round_trips_through_sgf():
 
 
 def test_record_from_actions_keeps_setup_and_player_to_move():
-  game = Go(size=9)
+  game = GO9
   stones = np.zeros(81, np.int8)
   stones[[20, 60]] = 1
   start = game.from_board(stones, to_play=W)

@@ -399,8 +399,8 @@ def to_sgf(record: GameRecord) -> bytes:
 def default_game(record: GameRecord, num_actions: int = 0) -> Go:
   """`Go` matching the record: its size and komi, simple ko only, and a move
   cap of at least `num_actions` (see the module docstring)."""
-  cap = 2 * record.size * record.size
-  if num_actions >= cap:
+  cap = None  # the engine's 2·N², so that the game equals a plain Go(...)
+  if num_actions >= 2 * record.size * record.size:
     cap = _bucket(num_actions + 1)
   return Go(size=record.size, komi=record.komi, superko=False, max_moves=cap)
 
@@ -456,19 +456,30 @@ def record_to_actions(record: GameRecord, game: Optional[Go] = None
     raise _fail(f"the record needs {len(actions)} engine moves but the "
                 f"game's move cap is {game.move_cap}", "too long",
                 record.source)
-  first = _first_player(record)
-  if record.setup_black or record.setup_white or first != BLACK:
-    stones = np.zeros(n2, np.int8)
-    stones[list(record.setup_black)] = 1
-    stones[list(record.setup_white)] = -1
-    try:
-      initial = game.from_board(stones, to_play=first)
-    except ValueError as e:
-      raise _fail(f"setup stones: {e}", "setup stones", record.source) from None
-  else:
-    initial = game.init(jax.random.PRNGKey(0))
+  initial = _initial_state(game, record.setup_black, record.setup_white,
+                           _first_player(record), record.source)
   return (initial, np.asarray(actions, np.int32).reshape(-1),
           np.asarray(index, np.int32).reshape(-1))
+
+
+def _initial_state(game: Go, setup_black, setup_white, first, source):
+  try:
+    return _cached_initial_state(game, setup_black, setup_white, first)
+  except ValueError as e:
+    raise _fail(f"setup stones: {e}", "setup stones", source) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_initial_state(game: Go, setup_black: Tuple[int, ...],
+                          setup_white: Tuple[int, ...], first: int) -> GoState:
+  """The setup position; cached because building it takes dozens of eager
+  dispatches and real records share few setups (handicap patterns)."""
+  if not setup_black and not setup_white and first == BLACK:
+    return game.init(jax.random.PRNGKey(0))
+  stones = np.zeros(game.num_points, np.int8)
+  stones[list(setup_black)] = 1
+  stones[list(setup_white)] = -1
+  return game.from_board(stones, to_play=first)
 
 
 @functools.lru_cache(maxsize=64)
