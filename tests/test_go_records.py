@@ -105,11 +105,14 @@ def _check_game(source, data, tally, cache, failures):
   except sgf.SGFError as e:
     tally.skip(f"unparseable: {e.reason}", str(e))
     return
-  _, actions, index = sgf.record_to_actions(record)
-  game = _games_for(record, len(actions), cache)
   try:
+    _, actions, index = sgf.record_to_actions(record)
+    game = _games_for(record, len(actions), cache)
     actions, states = sgf.record_to_states(record, game)
   except sgf.SGFError as e:
+    if e.reason != "illegal move":
+      tally.skip(f"not replayable: {e.reason}", str(e))
+      return
     why = _sgfmill_confirms_illegal(data, e.move_number)
     if why:
       tally.skip(f"illegal in the record ({why})", str(e))
