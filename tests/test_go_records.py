@@ -139,9 +139,10 @@ def _check_game(source, data, tally, cache, failures):
     if move is not None:
       board.play(move[0], move[1], colour)
     if not np.array_equal(stones[engine_step[i]], _board_array(board)):
+      after = jax.tree.map(lambda x: x[engine_step[i]], states)
       failures.append(
           f"{source}: board after move {i + 1} differs from sgfmill's\n"
-          f"engine:\n{game.to_ascii(jax.tree.map(lambda x: x[engine_step[i]], states))}")
+          f"engine:\n{game.to_ascii(after)}")
       return
   tally.replayed += 1
   tally.moves += len(plays)

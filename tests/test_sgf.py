@@ -2,7 +2,6 @@
 
 import gzip
 import io
-import os
 import tarfile
 
 import jax

@@ -83,7 +83,8 @@ def _fail(message: str, reason: str, source: Optional[str] = None,
 _RESULT_RE = re.compile(r"([BW])\+(.*)", re.IGNORECASE)
 
 
-def parse_result(result: Optional[str]) -> Tuple[Optional[int], Optional[float]]:
+def parse_result(result: Optional[str]
+                 ) -> Tuple[Optional[int], Optional[float]]:
   """`(winner, margin)` of an SGF RE value.
 
   `"B+3.5" -> (BLACK, 3.5)`; `"W+R"`, `"W+Time"`, `"B+F"`, `"B+"` -> the
@@ -283,8 +284,8 @@ def _record_from_game(game: sgf.Sgf_game, source) -> GameRecord:
   try:
     komi = game.get_komi()
   except ValueError:
-    raise _fail(f"malformed komi KM[{root.get_raw('KM').decode('ascii', 'replace')}]",
-                "komi", source) from None
+    raw = root.get_raw("KM").decode("ascii", "replace")
+    raise _fail(f"malformed komi KM[{raw}]", "komi", source) from None
   handicap = 0
   if root.has_property("HA"):
     raw = root.get_raw("HA").decode("ascii", "replace").strip()
