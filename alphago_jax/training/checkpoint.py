@@ -16,7 +16,7 @@ files.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import jax
 import orbax.checkpoint as ocp
@@ -66,6 +66,14 @@ def latest_step(directory) -> Optional[int]:
     return None
   with _manager(directory) as mngr:
     return mngr.latest_step()
+
+
+def all_steps(directory) -> List[int]:
+  """Every complete checkpoint step kept in `directory`, oldest first."""
+  if not os.path.isdir(directory):
+    return []
+  with _manager(directory) as mngr:
+    return sorted(int(s) for s in mngr.all_steps())
 
 
 def read_metadata(directory, step: Optional[int] = None) -> Dict[str, Any]:
