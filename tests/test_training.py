@@ -2,6 +2,7 @@
 checkpoints, metrics, configs and data parallelism."""
 
 import dataclasses
+import functools
 import hashlib
 import os
 import subprocess
@@ -77,25 +78,41 @@ def test_buffer_samples_uniformly_from_filled_rows():
 
 # --- self-play ---------------------------------------------------------------
 
-def zero_net(variables, obs, legal):
-  del variables, legal
-  return jnp.zeros((obs.shape[0], 9)), jnp.zeros((obs.shape[0],))
+def x_is_lost_net(gloom, obs, legal):
+  """A uniform prior; the value is `gloom` * (-1 if X is to move else +1).
+
+  gloom = 0 is the zero network: with 4 simulations a root's value, the mean
+  of its own 0 and 4 backed-up values, stays >= -0.8, above the resignation
+  threshold -0.95. gloom = 1 is sure X is lost (root value -1), so X wants
+  to resign at once. One function, so both tests share one compilation.
+  """
+  del legal
+  x_to_move = obs[..., 0].sum((1, 2)) == obs[..., 1].sum((1, 2))
+  return (jnp.zeros((obs.shape[0], 9)),
+          gloom * jnp.where(x_to_move, -1.0, 1.0))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_self_play():
+  config = search.AlphaZeroSearchConfig(
+      num_simulations=4, max_num_considered_actions=4, resign_threshold=-0.95,
+      resign_disabled_fraction=0.5)
+  return jax.jit(lambda gloom, key: training.self_play(
+      GAME, x_is_lost_net, gloom, key, num_games=64, max_moves=9,
+      config=config))
 
 
 def test_self_play_targets_follow_the_outcome():
-  config = search.AlphaZeroSearchConfig(num_simulations=4,
-                                        max_num_considered_actions=4)
-  ex, valid, stats = jax.jit(lambda k: training.self_play(
-      GAME, zero_net, None, k, num_games=16, max_moves=9,
-      config=config))(jax.random.key(0))
-  assert ex.observation.shape == (16 * 9, 3, 3, 2)
-  assert ex.policy.shape == (16 * 9, 9) and valid.shape == (16 * 9,)
-  assert float(stats.games_finished) == 16  # Tic-tac-toe ends in 9 moves.
-  v = np.asarray(valid).reshape(16, 9)
-  z = np.asarray(ex.value).reshape(16, 9)
+  ex, valid, stats = compiled_self_play()(0.0, jax.random.key(0))
+  assert ex.observation.shape == (64 * 9, 3, 3, 2)
+  assert ex.policy.shape == (64 * 9, 9) and valid.shape == (64 * 9,)
+  assert float(stats.games_finished) == 64  # Tic-tac-toe ends in 9 moves.
+  assert float(stats.resignations) == float(stats.would_resign) == 0
+  v = np.asarray(valid).reshape(64, 9)
+  z = np.asarray(ex.value).reshape(64, 9)
   lengths = v.sum(1)
   assert float(stats.mean_game_length) == pytest.approx(lengths.mean())
-  for g in range(16):
+  for g in range(64):
     zs = z[g, :lengths[g]]
     # Alternating movers: z flips sign every move; the last mover won or drew.
     np.testing.assert_array_equal(zs[1:], -zs[:-1])
@@ -108,19 +125,9 @@ def test_self_play_targets_follow_the_outcome():
 
 
 def test_resignation_and_false_resignation_accounting():
-  # A network sure that X is lost (X to move: -1, O to move: +1), so X wants
-  # to resign at once. Half the games keep playing and record the would-be
-  # resignation instead.
-  def gloomy(variables, obs, legal):
-    del variables, legal
-    x_to_move = obs[..., 0].sum((1, 2)) == obs[..., 1].sum((1, 2))
-    return jnp.zeros((obs.shape[0], 9)), jnp.where(x_to_move, -1.0, 1.0)
-  config = search.AlphaZeroSearchConfig(
-      num_simulations=2, max_num_considered_actions=2,
-      resign_threshold=-0.5, resign_disabled_fraction=0.5)
-  ex, valid, stats = jax.jit(lambda k: training.self_play(
-      GAME, gloomy, None, k, num_games=64, max_moves=9,
-      config=config))(jax.random.key(1))
+  # X resigns at once where allowed; in the other half of the games the
+  # would-be resignation is recorded and the game played out.
+  ex, valid, stats = compiled_self_play()(1.0, jax.random.key(1))
   resigned, would = float(stats.resignations), float(stats.would_resign)
   assert resigned + would == 64 and 16 < resigned < 48
   assert 0 <= float(stats.false_resignations) <= would

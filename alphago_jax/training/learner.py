@@ -30,7 +30,7 @@ def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
 
 def loss_fn(params: chex.ArrayTree, batch_stats: chex.ArrayTree,
             batch: Sample, *, network: PolicyValueNet, weight_decay: float
-            ) -> Tuple[chex.Array, Tuple[chex.ArrayTree, Dict[str, chex.Array]]]:
+            ) -> Tuple[chex.Array, Tuple[chex.ArrayTree, Dict]]:
   """Total loss and (new batch stats, metrics) on one batch `[N]`."""
   (logits, value), updates = network.apply(
       {"params": params, "batch_stats": batch_stats}, batch.observation,
