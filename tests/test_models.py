@@ -10,9 +10,14 @@ from alphago_jax import games, models
 GAME = games.make("tictactoe")
 
 
-def test_shapes_and_value_range():
+@pytest.fixture(scope="module")
+def tiny():
   net = models.make_network(GAME, models.ResNetConfig.tiny())
-  variables = models.init_variables(GAME, net, jax.random.key(0))
+  return net, models.init_variables(GAME, net, jax.random.key(0))
+
+
+def test_shapes_and_value_range(tiny):
+  net, variables = tiny
   assert set(variables) == {"params", "batch_stats"}
   obs = jax.random.normal(jax.random.key(1), (5, 3, 3, 2))
   logits, value = net.apply(variables, obs)
@@ -21,9 +26,8 @@ def test_shapes_and_value_range():
   assert np.all(np.abs(value) <= 1)
 
 
-def test_illegal_actions_are_masked():
-  net = models.make_network(GAME, models.ResNetConfig.tiny())
-  variables = models.init_variables(GAME, net, jax.random.key(0))
+def test_illegal_actions_are_masked(tiny):
+  net, variables = tiny
   obs = jax.random.normal(jax.random.key(1), (2, 3, 3, 2))
   legal = jnp.array([[True] * 9, [False, True] + [False] * 6 + [True]])
   logits, _ = models.make_evaluate_fn(net)(variables, obs, legal)
@@ -34,9 +38,8 @@ def test_illegal_actions_are_masked():
   assert np.all(logits[1][~legal[1]] == models.MASKED_LOGIT)
 
 
-def test_train_mode_updates_batch_stats():
-  net = models.make_network(GAME, models.ResNetConfig.tiny())
-  variables = models.init_variables(GAME, net, jax.random.key(0))
+def test_train_mode_updates_batch_stats(tiny):
+  net, variables = tiny
   obs = jax.random.normal(jax.random.key(1), (8, 3, 3, 2)) + 3.0
   _, updates = net.apply(variables, obs, train=True, mutable=["batch_stats"])
   before = jax.tree.leaves(variables["batch_stats"])
@@ -47,7 +50,9 @@ def test_train_mode_updates_batch_stats():
 def test_blocks_and_channels_are_configurable():
   cfg = models.ResNetConfig(num_blocks=3, channels=8, value_hidden=4)
   net = models.make_network(GAME, cfg)
-  params = models.init_variables(GAME, net, jax.random.key(0))["params"]
+  # Shapes only: no need to run the initialisers.
+  params = jax.eval_shape(
+      lambda: models.init_variables(GAME, net, jax.random.key(0)))["params"]
   blocks = [k for k in params if k.startswith("ResidualBlock")]
   assert len(blocks) == 3
   assert params["Conv_0"]["kernel"].shape == (3, 3, 2, 8)
@@ -61,8 +66,8 @@ def test_bad_config(field, value):
     models.ResNetConfig(**{field: value})
 
 
-def test_rejects_flat_observations():
-  net = models.make_network(GAME, models.ResNetConfig.tiny())
+def test_rejects_flat_observations(tiny):
+  net, _ = tiny
   with pytest.raises(ValueError, match="H, W, C"):
     net.init(jax.random.key(0), jnp.zeros((1, 18)))
 
