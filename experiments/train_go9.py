@@ -35,7 +35,14 @@ def main():
   p.add_argument("--eval-games", type=int, default=16,
                  help="games per colour against the random agent")
   p.add_argument("--checkpoint-every", type=int, default=2)
+  p.add_argument("--coordinator", default=None,
+                 help="multi-host: address:port of process 0")
+  p.add_argument("--num-processes", type=int, default=1)
+  p.add_argument("--process-id", type=int, default=0)
   args = p.parse_args()
+  if args.coordinator:
+    jax.distributed.initialize(args.coordinator, args.num_processes,
+                               args.process_id)
   if args.hours <= 0 or args.eval_every < 1 or args.eval_games < 1:
     p.error("--hours must be > 0, --eval-every and --eval-games >= 1")
 
@@ -55,10 +62,12 @@ def main():
                    architecture=config.architecture(game))
     return vs_random(state)
 
+  # Data parallel over every device of every process (one device: none).
+  mesh = training.make_mesh() if jax.device_count() > 1 else None
   deadline = time.perf_counter() + 3600 * args.hours
   _, history = training.train(
       game, config, seed=args.seed, num_iterations=args.iterations,
-      output_dir=args.output, augment=dihedral_augment(9),
+      output_dir=args.output, augment=dihedral_augment(9), mesh=mesh,
       evaluator=evaluator, evaluate_every=args.eval_every,
       checkpoint_every=args.checkpoint_every,
       stop_when=lambda record: time.perf_counter() > deadline,

@@ -10,6 +10,11 @@ Data parallelism: given a `jax.sharding.Mesh` with one axis `"data"`, the
 self-play games and every training batch are sharded over it and the state
 (params, optimiser, buffer) is replicated; XLA inserts the gradient
 all-reduce. Everything is deterministic for a given seed on the CPU.
+
+Multi-host: call `jax.distributed.initialize(...)` in every process first;
+`make_mesh()` then spans all processes' devices and the same program runs
+everywhere (self-play data is generated on the devices, so nothing is fed
+from the hosts). See README, "Scaling out".
 """
 
 from __future__ import annotations
@@ -198,7 +203,10 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
   ckpt_dir = writer = None
   if output_dir is not None:
     ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
-    writer = MetricsWriter(os.path.join(output_dir, "metrics.jsonl"))
+    # Multi-host: every process runs the same program and checkpoints
+    # together (orbax coordinates them); only process 0 writes metrics.
+    if jax.process_index() == 0:
+      writer = MetricsWriter(os.path.join(output_dir, "metrics.jsonl"))
     if resume and ckpt.latest_step(ckpt_dir) is not None:
       state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
       if mesh is not None:
