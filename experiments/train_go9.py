@@ -9,11 +9,14 @@ network's variables are saved to OUTPUT/snapshots/ for the learning curve
 (`experiments/go9_learning_curve.py`).
 
     python experiments/train_go9.py [--output runs/go9] [--hours 3]
+    python experiments/train_go9.py --start-from checkpoints/go9  # continue
+                                                  # the committed network
 """
 
 import argparse
 import json
 import os
+import shutil
 import time
 
 import jax
@@ -35,6 +38,9 @@ def main():
   p.add_argument("--eval-games", type=int, default=16,
                  help="games per colour against the random agent")
   p.add_argument("--checkpoint-every", type=int, default=2)
+  p.add_argument("--start-from", default=None,
+                 help="a committed run directory (e.g. checkpoints/go9) to "
+                 "continue from when OUTPUT has no checkpoint yet")
   p.add_argument("--coordinator", default=None,
                  help="multi-host: address:port of process 0")
   p.add_argument("--num-processes", type=int, default=1)
@@ -49,6 +55,11 @@ def main():
   game = games.make("go", size=9)
   config = training.presets.go9()
   os.makedirs(args.output, exist_ok=True)
+  ckpts = os.path.join(args.output, "checkpoints")
+  if args.start_from and training.latest_step(ckpts) is None:
+    # Copy, never write into the committed directory.
+    shutil.copytree(os.path.join(args.start_from, "checkpoints"), ckpts,
+                    dirs_exist_ok=True)
   with open(os.path.join(args.output, "config.json.tmp"), "w") as f:
     json.dump(config.architecture(game), f, indent=1)
   os.replace(os.path.join(args.output, "config.json.tmp"),
