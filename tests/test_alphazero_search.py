@@ -11,18 +11,7 @@ import pytest
 
 from alphago_jax import games, models, search
 
-GAME = games.make("tictactoe")
-
-
-def position(moves):
-  s = GAME.init(jax.random.key(0))
-  for a in moves:
-    s = GAME.step(s, a)
-  return s
-
-
-def batch(state, n):
-  return jax.tree.map(lambda x: jnp.repeat(x[None], n, 0), state)
+from ttt_positions import GAME, batch, position
 
 
 def zero_net(variables, obs, legal):

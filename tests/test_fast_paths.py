@@ -22,15 +22,8 @@ from alphago_jax import games, search
 from alphago_jax.games.tictactoe import LINES
 from alphago_jax.search import rollout, tree_search
 
-GAME = games.make("tictactoe")
+from ttt_positions import GAME, position
 N_ROLLOUTS = 40_000
-
-
-def position(moves):
-  s = GAME.init(jax.random.key(0))
-  for a in moves:
-    s = GAME.step(s, a)
-  return s
 
 
 def exact_random_play(board, player):

@@ -13,18 +13,7 @@ import python_uct
 from alphago_jax import evaluation, games, search
 from alphago_jax.search import tree_search, uct
 
-GAME = games.make("tictactoe")
-
-
-def position(moves):
-  s = GAME.init(jax.random.key(0))
-  for a in moves:
-    s = GAME.step(s, a)
-  return s
-
-
-def batch(state, n):
-  return jax.tree.map(lambda x: jnp.repeat(x[None], n, 0), state)
+from ttt_positions import GAME, batch, position
 
 
 def test_ucb1_scores_by_hand():
