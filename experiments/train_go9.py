@@ -20,6 +20,7 @@ import shutil
 import time
 
 import jax
+from jax.experimental import multihost_utils
 
 from alphago_jax import games, training
 from alphago_jax.search.agents import random_agent
@@ -56,21 +57,27 @@ def main():
   config = training.presets.go9()
   os.makedirs(args.output, exist_ok=True)
   ckpts = os.path.join(args.output, "checkpoints")
-  if args.start_from and training.latest_step(ckpts) is None:
+  # Multi-host: OUTPUT is shared, so one process writes the files.
+  writer = jax.process_index() == 0
+  if writer and args.start_from and training.latest_step(ckpts) is None:
     # Copy, never write into the committed directory.
     shutil.copytree(os.path.join(args.start_from, "checkpoints"), ckpts,
                     dirs_exist_ok=True)
-  with open(os.path.join(args.output, "config.json.tmp"), "w") as f:
-    json.dump(config.architecture(game), f, indent=1)
-  os.replace(os.path.join(args.output, "config.json.tmp"),
-             os.path.join(args.output, "config.json"))
+  if writer:
+    with open(os.path.join(args.output, "config.json.tmp"), "w") as f:
+      json.dump(config.architecture(game), f, indent=1)
+    os.replace(os.path.join(args.output, "config.json.tmp"),
+               os.path.join(args.output, "config.json"))
+  if jax.process_count() > 1:
+    multihost_utils.sync_global_devices("train_go9: output ready")
   vs_random = training.make_reference_evaluator(
       game, config, random_agent, games_per_colour=args.eval_games,
       seed=args.seed + 1, name="random")
 
   def evaluator(state):
-    snapshots.save(os.path.join(args.output, "snapshots"), state,
-                   architecture=config.architecture(game))
+    if writer:
+      snapshots.save(os.path.join(args.output, "snapshots"), state,
+                     architecture=config.architecture(game))
     return vs_random(state)
 
   # Data parallel over every device of every process (one device: none).

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.games import base as game_base
@@ -235,6 +236,10 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
         done % evaluate_every == 0 or last):
       record.update(evaluator(state))
     stop = bool(stop_when(record)) if stop_when is not None else False
+    if jax.process_count() > 1:
+      # Every process must leave the loop at the same iteration (they run
+      # one SPMD program); process 0's clock and judgement decide.
+      stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
     if writer is not None:
       writer.write(record)
     if log:

@@ -1,0 +1,51 @@
+"""One process of a multi-process training run, for tests/test_multihost.py.
+
+    python tests/multihost_worker.py PROCESS_ID NUM_PROCESSES PORT OUTPUT ITERS
+
+With NUM_PROCESSES > 1 it joins JAX's multi-controller runtime (the same
+`jax.distributed.initialize` call as `experiments/train_go9.py`) through a
+coordinator on localhost:PORT. Prints one JSON line: the losses of the
+iterations this call ran, and a checksum of the (replicated) parameters.
+"""
+
+import json
+import sys
+
+import jax
+
+
+def main():
+  pid, nproc, port, out, iters = sys.argv[1:6]
+  pid, nproc = int(pid), int(nproc)
+  if nproc > 1:
+    jax.distributed.initialize(f"localhost:{port}", nproc, pid)
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from alphago_jax import games, models, search, training  # noqa: E402
+  game = games.make("tictactoe")
+  config = training.TrainConfig(
+      model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
+      search=search.AlphaZeroSearchConfig(
+          num_simulations=4, max_num_considered_actions=4),
+      max_moves=9, num_games=8, random_opening_moves=2,
+      buffer_capacity=512, batch_size=32, gradient_steps=4)
+  state, history = training.train(
+      game, config, seed=0, num_iterations=int(iters), output_dir=out,
+      mesh=training.make_mesh(), checkpoint_every=1,
+      # The processes disagree on stopping (process 1 always wants to): the
+      # loop must follow process 0, or process 0 would wait forever.
+      stop_when=lambda record: jax.process_index() == 1)
+  # Parameters are replicated: every process holds a full copy locally.
+  checksum = sum(float(np.abs(np.asarray(leaf.addressable_shards[0].data,
+                                         np.float64)).sum())
+                 for leaf in jax.tree.leaves(state.params))
+  print("RESULT " + json.dumps({
+      "process_index": jax.process_index(),
+      "process_count": jax.process_count(),
+      "device_count": jax.device_count(),
+      "iterations": [h["iteration"] for h in history],
+      "losses": [h["loss"] for h in history],
+      "checksum": checksum}), flush=True)
+
+
+if __name__ == "__main__":
+  main()
