@@ -11,6 +11,7 @@ from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
                                             monte_carlo_search)
 from alphago_jax.search.rollout import random_legal_action, random_rollout
+from alphago_jax.search.sharding import shard_games
 from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
                                        minimax, solve, solver_agent)
 from alphago_jax.search.uct import (UCTConfig, rollout_recurrent_fn,
@@ -24,7 +25,8 @@ __all__ = [
     "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
     "UCTConfig", "alphabeta", "argmax_random_tiebreak", "minimax",
     "monte_carlo_agent", "monte_carlo_search", "random_agent",
-    "random_legal_action", "random_rollout", "rollout_recurrent_fn", "solve",
+    "random_legal_action", "random_rollout", "rollout_recurrent_fn",
+    "shard_games", "solve",
     "solver_agent", "ucb1_action_selection", "ucb1_scores", "uct_agent",
     "uct_search",
 ]
