@@ -15,7 +15,9 @@ inside one jitted `lax.scan`.
 Training samples per second are measured on our gradient step (the network
 update is the same computation on both sides: the peer's example trains the
 same network on the same batches), so that row has no ratio.
-Compile time is excluded, each side is warmed up, timings are medians.
+Compile time is excluded, each side is warmed up, timings are medians,
+and the sides are measured interleaved (round r runs each once) so that
+load from other processes hits them alike.
 
     python benchmarks/selfplay.py [--batch 64] [--moves 4] [--repeats 3]
 
@@ -40,15 +42,22 @@ from alphago_jax.training.replay import Sample
 from alphago_jax.training.selfplay import self_play
 
 
-def _median_seconds(fn, arg_fn, repeats):
-  jax.block_until_ready(fn(arg_fn(0)))  # compile + warm up
-  times = []
+def _median_seconds(fns, arg_fn, repeats):
+  """Median seconds per call of each of `fns`, measured interleaved.
+
+  Round r calls every function once on the same arguments, so load from
+  other processes on a shared machine hits all of them alike.
+  """
+  for fn in fns:
+    jax.block_until_ready(fn(arg_fn(0)))  # compile + warm up
+  times = [[] for _ in fns]
   for r in range(repeats):
     args = arg_fn(r + 1)
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn(args))
-    times.append(time.perf_counter() - t0)
-  return statistics.median(times)
+    for fn, out in zip(fns, times):
+      t0 = time.perf_counter()
+      jax.block_until_ready(fn(args))
+      out.append(time.perf_counter() - t0)
+  return [statistics.median(t) for t in times]
 
 
 def ours_selfplay(game, evaluate, variables, config, batch, moves):
@@ -139,24 +148,23 @@ def main():
         f"{jax.device_count()} device(s); 9x9, {args.blocks} blocks x "
         f"{args.channels} channels, {args.simulations} simulations, batch "
         f"{args.batch}, {args.moves} moves per measurement")
-  ours = positions / _median_seconds(
-      ours_selfplay(game, evaluate, variables, config, args.batch,
-                    args.moves), keys, args.repeats)
-  ours_trivial = positions / _median_seconds(
-      ours_selfplay(game, trivial, variables, config, args.batch,
-                    args.moves), keys, args.repeats)
+  runs = [ours_selfplay(game, evaluate, variables, config, args.batch,
+                        args.moves),
+          ours_selfplay(game, trivial, variables, config, args.batch,
+                        args.moves)]
   try:
     import pgx  # pylint: disable=import-outside-toplevel
     env = pgx.make("go_9x9")
-    theirs = positions / _median_seconds(
-        pgx_selfplay(env, evaluate, variables, config, args.batch,
-                     args.moves), keys, args.repeats)
-    theirs_trivial = positions / _median_seconds(
-        pgx_selfplay(env, trivial, variables, config, args.batch,
-                     args.moves), keys, args.repeats)
+    runs += [pgx_selfplay(env, evaluate, variables, config, args.batch,
+                          args.moves),
+             pgx_selfplay(env, trivial, variables, config, args.batch,
+                          args.moves)]
   except ImportError:
     print("pgx not installed (pip install -e '.[bench]'): peer skipped")
-    theirs = theirs_trivial = float("nan")
+  seconds = _median_seconds(runs, keys, args.repeats)
+  seconds += [float("nan")] * (4 - len(seconds))
+  ours, ours_trivial, theirs, theirs_trivial = (positions / t
+                                                for t in seconds)
 
   optimizer = optax.adam(1e-3)
   opt_state = optimizer.init(variables["params"])
@@ -180,8 +188,9 @@ def main():
         policy=jax.nn.softmax(jax.random.normal(k2, (n, game.num_actions))),
         value=jnp.sign(jax.random.normal(k2, (n,))))
   carry = (variables["params"], variables["batch_stats"], opt_state)
-  train = n / _median_seconds(lambda b: train_step(carry, b), make_batch,
-                              args.repeats)
+  [train_seconds] = _median_seconds([lambda b: train_step(carry, b)],
+                                    make_batch, args.repeats)
+  train = n / train_seconds
 
   ratio = ours / theirs
   print()
