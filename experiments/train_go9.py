@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import time
 
 import jax
@@ -89,7 +90,9 @@ def main():
       evaluator=evaluator, evaluate_every=args.eval_every,
       checkpoint_every=args.checkpoint_every,
       stop_when=lambda record: time.perf_counter() > deadline,
-      log=lambda line: print(line, flush=True))
+      log=lambda line: print(line, flush=True),
+      # A progress bar with throughput on a terminal; plain lines in logs.
+      progress=sys.stderr.isatty())
   last = history[-1] if history else {}
   print(f"RESULT iterations={last.get('iteration')} "
         f"devices={jax.device_count()}")

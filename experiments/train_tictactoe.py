@@ -11,6 +11,7 @@ loses a game.
 """
 
 import argparse
+import sys
 import time
 
 from alphago_jax import games, training
@@ -48,7 +49,9 @@ def main():
       evaluate_every=args.eval_every,
       checkpoint_every=args.checkpoint_every,
       stop_when=perfect if args.stop_when_perfect else None,
-      log=lambda line: print(line, flush=True))
+      log=lambda line: print(line, flush=True),
+      # A progress bar with throughput on a terminal; plain lines in logs.
+      progress=sys.stderr.isatty())
   last = history[-1] if history else {}
   print(f"RESULT iterations={last.get('iteration')} "
         f"perfect={perfect(last)} seconds={time.perf_counter() - start:.1f}")

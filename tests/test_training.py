@@ -205,19 +205,58 @@ def test_loss_falls():
 
 # --- checkpoints and metrics -------------------------------------------------
 
-def test_train_writes_metrics_and_resumes_identically(tmp_path):
+def test_train_writes_metrics_and_resumes_identically(tmp_path, capsys):
   straight, _ = training.train(GAME, CONFIG, seed=3, num_iterations=4)
   out = str(tmp_path / "run")
   training.train(GAME, CONFIG, seed=3, num_iterations=2, output_dir=out,
                  checkpoint_every=1)
   assert training.latest_step(os.path.join(out, "checkpoints")) == 2
+  lines = []
   resumed, history = training.train(GAME, CONFIG, seed=3, num_iterations=4,
-                                    output_dir=out)
+                                    output_dir=out, progress=True,
+                                    tensorboard=True, log=lines.append)
   assert [h["iteration"] for h in history] == [3, 4]
   assert leaves_equal(straight, resumed)
   records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
   assert [r["iteration"] for r in records] == [1, 2, 3, 4]
   assert all("loss" in r and "examples_per_second" in r for r in records)
+  # TensorBoard (tensorboardX is in the dev extra, so the default None
+  # wrote the first call too) holds the same numbers as the JSONL.
+  scalars = tensorboard_scalars(os.path.join(out, "tensorboard"))
+  for tag in ("loss", "examples_per_second", "policy_entropy"):
+    assert scalars[tag] == {r["iteration"]: pytest.approx(r[tag], rel=1e-6)
+                            for r in records}, tag
+  # The progress bar printed the log lines above itself; the bar itself
+  # (tqdm, on stderr) shows iterations and throughput.
+  assert len(lines) == 3 and lines[0].startswith("resumed from iteration 2")
+  assert "examples_s=" in capsys.readouterr().err
+
+
+def tensorboard_scalars(logdir):
+  """{tag: {step: value}} from every event file under `logdir`."""
+  import struct
+  from tensorboardX.proto import event_pb2
+  out = {}
+  for name in sorted(os.listdir(logdir)):
+    with open(os.path.join(logdir, name), "rb") as f:
+      data = f.read()
+    pos = 0
+    while pos < len(data):  # TFRecord: length, crc, payload, crc.
+      (length,) = struct.unpack("<Q", data[pos:pos + 8])
+      event = event_pb2.Event.FromString(data[pos + 12:pos + 12 + length])
+      pos += 16 + length
+      for v in event.summary.value:
+        out.setdefault(v.tag, {})[event.step] = v.simple_value
+  return out
+
+
+def test_tensorboard_true_without_tensorboardx_names_the_package(
+    tmp_path, monkeypatch):
+  monkeypatch.setitem(sys.modules, "tensorboardX", None)
+  with pytest.raises(ImportError, match="tensorboardX"):
+    training.train(GAME, CONFIG, seed=0, num_iterations=1,
+                   output_dir=str(tmp_path), tensorboard=True)
+  assert training.metrics.make_tensorboard_writer(tmp_path, None) is None
 
 
 def tree_digest(directory):

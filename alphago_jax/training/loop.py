@@ -38,7 +38,8 @@ from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.learner import loss_fn, make_optimizer
-from alphago_jax.training.metrics import MetricsWriter
+from alphago_jax.training.metrics import (MetricsWriter,
+                                          make_tensorboard_writer)
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
@@ -178,7 +179,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           checkpoint_every: int = 10, evaluator: Optional[Evaluator] = None,
           evaluate_every: int = 0,
           stop_when: Optional[Callable[[Dict[str, Any]], bool]] = None,
-          resume: bool = True, log: Optional[Callable[[str], None]] = None
+          resume: bool = True, log: Optional[Callable[[str], None]] = None,
+          progress: bool = False, tensorboard: Optional[bool] = None
           ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) training up to `num_iterations` iterations.
 
@@ -191,6 +193,12 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
     evaluator: called every `evaluate_every` iterations (and at the last);
       its dict is merged into that iteration's record.
     stop_when: called with each record; True stops early (after saving).
+    log: called with one line per iteration.
+    progress: show a progress bar (tqdm, on stderr) with the iteration and
+      its throughput; `log` lines then go above the bar.
+    tensorboard: with `output_dir`, also write every metric as a TensorBoard
+      scalar to `output_dir/tensorboard`: True always (needs tensorboardX),
+      None (default) when tensorboardX is installed, False never.
 
   Returns:
     the final state and the records of this call.
@@ -201,13 +209,14 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
                      f"{num_iterations!r}")
   state = init_train_state(game, config, seed, mesh=mesh)
   arch = config.architecture(game)
-  ckpt_dir = writer = None
+  ckpt_dir = writer = board = None
   if output_dir is not None:
     ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
     # Multi-host: every process runs the same program and checkpoints
     # together (orbax coordinates them); only process 0 writes metrics.
     if jax.process_index() == 0:
       writer = MetricsWriter(os.path.join(output_dir, "metrics.jsonl"))
+      board = make_tensorboard_writer(output_dir, tensorboard)
     if resume and ckpt.latest_step(ckpt_dir) is not None:
       state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
       if mesh is not None:
@@ -215,9 +224,35 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
       if log:
         log(f"resumed from iteration {int(state.iteration)}")
   iteration = make_iteration(game, config, mesh=mesh, augment=augment)
-  history = []
   done = int(state.iteration)
+  bar = None
+  if progress and jax.process_index() == 0:
+    import tqdm  # pylint: disable=import-outside-toplevel
+    bar = tqdm.tqdm(total=num_iterations, initial=done, unit="it",
+                    dynamic_ncols=True)
+    if log:
+      user_log = log
+
+      def log(line):  # Above the bar, not through it.
+        with tqdm.tqdm.external_write_mode():
+          user_log(line)
   start = time.perf_counter()
+  try:
+    return _run(iteration, state, done, num_iterations, start, config,
+                evaluator, evaluate_every, stop_when, writer, board, log, bar,
+                ckpt_dir, checkpoint_every, arch)
+  finally:
+    if bar is not None:
+      bar.close()
+    if board is not None:
+      board.close()
+
+
+def _run(iteration, state, done, num_iterations, start, config, evaluator,
+         evaluate_every, stop_when, writer, board, log, bar, ckpt_dir,
+         checkpoint_every, arch):
+  """The host loop of `train`; returns (final state, records)."""
+  history = []
   while done < num_iterations:
     t = time.perf_counter()
     state, metrics = iteration(state)
@@ -242,6 +277,13 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
       stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
     if writer is not None:
       writer.write(record)
+    if board is not None:
+      board.write(record)
+    if bar is not None:
+      bar.update(done - bar.n)
+      bar.set_postfix(loss=f"{record['loss']:.3f}",
+                      examples_s=f"{record['examples_per_second']:.0f}",
+                      moves_s=f"{record['moves_per_second']:.0f}")
     if log:
       log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                    for k, v in record.items()))

@@ -1,11 +1,17 @@
-"""Per-iteration metrics as JSON lines, safe to append to after a crash."""
+"""Per-iteration metrics: JSON lines (always), TensorBoard (when installed).
+
+The JSONL file is the record of a run and is safe to append to after a
+crash. TensorBoard event files are a view of it for people who use
+TensorBoard; they need the optional `tensorboardX` package
+(`pip install -e '.[tensorboard]'`).
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -52,3 +58,48 @@ def read_metrics(path) -> List[Dict[str, Any]]:
       if line.endswith("\n"):
         records.append(json.loads(line))
   return records
+
+
+def tensorboard_available() -> bool:
+  try:
+    import tensorboardX  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+  except ImportError:
+    return False
+  return True
+
+
+class TensorBoardWriter:
+  """Writes every numeric field of a record as a scalar at its iteration."""
+
+  def __init__(self, logdir):
+    try:
+      from tensorboardX import SummaryWriter  # pylint: disable=import-outside-toplevel
+    except ImportError as e:
+      raise ImportError(
+          "TensorBoard logging needs tensorboardX: pip install -e "
+          "'.[tensorboard]' (or pass tensorboard=None to log only when it "
+          "is installed)") from e
+    self._writer = SummaryWriter(logdir=os.fspath(logdir))
+
+  def write(self, record: Dict[str, Any]) -> None:
+    step = int(record["iteration"])
+    for key, value in sorted(record.items()):
+      value = _plain(value)
+      if isinstance(value, (int, float)) and not isinstance(value, bool) \
+          and key != "iteration":
+        self._writer.add_scalar(key, float(value), global_step=step)
+    self._writer.flush()
+
+  def close(self) -> None:
+    self._writer.close()
+
+
+def make_tensorboard_writer(output_dir, tensorboard: Optional[bool]
+                            ) -> Optional[TensorBoardWriter]:
+  """`output_dir/tensorboard` writer: None never, True always (raises when
+  tensorboardX is missing), None when tensorboardX is installed."""
+  if output_dir is None or tensorboard is False:
+    return None
+  if tensorboard is None and not tensorboard_available():
+    return None
+  return TensorBoardWriter(os.path.join(output_dir, "tensorboard"))
