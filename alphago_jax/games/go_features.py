@@ -50,7 +50,10 @@ Definitions:
   extend or capture an adjacent hunter chain in atari, and escapes with 3+
   liberties; the hunter must keep it in atari by playing one of its 2
   liberties. Ko is ignored while reading, and a reading deeper than
-  `4N + 4` plies or longer than `32N` tried moves counts as captured.
+  `4N + 4` plies or longer than `32N` tried moves (`ladder_node_budget`)
+  counts as captured. Options are tried in point order, so a reading cut
+  short by the move budget can differ between a board and its mirror image;
+  the depth cap alone keeps the planes symmetric.
   Escapes by capturing a chain that is not adjacent to the move are not
   marked (as in RocAlphaGo).
 
@@ -197,14 +200,19 @@ def own_eyes(game: go_lib.Go, state: go_lib.GoState) -> chex.Array:
 
 
 def alphago_features(game: go_lib.Go, state: go_lib.GoState,
-                     names: Sequence[str] = DEFAULT_POLICY_FEATURES
-                     ) -> chex.Array:
+                     names: Sequence[str] = DEFAULT_POLICY_FEATURES, *,
+                     ladder_node_budget: int | None = None) -> chex.Array:
   """AlphaGo planes of one position, for the player to move.
 
   Args:
     game: the `Go` game (static under jit).
     state: a `GoState` of that game (unbatched; vmap for a batch).
     names: feature names from `FEATURES`, in the order of the planes.
+    ladder_node_budget: moves one ladder reading may try before it counts
+      as captured (default `32N`). Options are tried in point order, so a
+      reading cut short can depend on the board's orientation; with a
+      budget it never reaches, the ladder planes commute with the board's
+      symmetries exactly (tests check both).
 
   Returns:
     float32 `[N, N, C]` with `C = num_planes(names)`.
@@ -227,7 +235,8 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
   if any(n in _PER_MOVE for n in names):
     captured, chain_size, libs_after = _move_outcomes(game, state)
   if any(n.startswith("ladder") for n in names):
-    ladder_capture, ladder_escape = ladder_moves(game, state)
+    ladder_capture, ladder_escape = ladder_moves(
+        game, state, node_budget=ladder_node_budget)
 
   planes = []
   for name in names:
@@ -321,8 +330,14 @@ def _depth_cap(size: int) -> int:
   return 4 * size + 4
 
 
-def _node_budget(size: int) -> int:
-  return 32 * size
+def _node_budget(size: int, node_budget: int | None = None) -> int:
+  if node_budget is None:
+    return 32 * size
+  if isinstance(node_budget, bool) or not isinstance(node_budget, int) or \
+      node_budget < 1:
+    raise ValueError(f"ladder node_budget must be a positive integer or "
+                     f"None, got {node_budget!r}")
+  return node_budget
 
 
 def _search_start(c, board, prey, hunter_sign, hunter_to_move, size,
@@ -351,7 +366,8 @@ def _search_carry(size: int):
               nodes=jnp.int32(0))
 
 
-def _search_step(c, prey, hunter_sign, hunter_to_move, size):
+def _search_step(c, prey, hunter_sign, hunter_to_move, size,
+                 node_budget=None):
   """One step of the depth-first AND/OR ladder search: take the value a
   child hands back, and try the next option of the frame unless that value
   decided it."""
@@ -380,7 +396,7 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size):
   # the OR node lost, the AND node won).
   decided_by_child = c["ret"] & (c["v"] == hunter_frame)
   want = ~decided_by_child & jnp.any(o)
-  gave_up = want & (c["nodes"] >= _node_budget(size))
+  gave_up = want & (c["nodes"] >= _node_budget(size, node_budget))
   expand = want & ~gave_up
   exhausted = ~decided_by_child & ~jnp.any(o)
   decided_by_leaf = expand & ~push & (leaf == hunter_frame)
@@ -405,7 +421,8 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size):
 
 def ladder_captured(board: chex.Array, prey: chex.Array,
                     hunter_sign: chex.Array, hunter_to_move: chex.Array,
-                    size: int) -> chex.Array:
+                    size: int, node_budget: int | None = None
+                    ) -> chex.Array:
   """bool `[]`: whether the hunter captures the chain at `prey` in a ladder.
 
   A depth-first AND/OR search: the prey, in atari, may extend at its
@@ -422,6 +439,7 @@ def ladder_captured(board: chex.Array, prey: chex.Array,
     hunter_sign: +1 if the hunter is Black, -1 if White.
     hunter_to_move: who moves first.
     size: N.
+    node_budget: moves tried before giving up (default `32N`).
   """
   hunter_sign = jnp.asarray(hunter_sign, jnp.int16)
   hunter_to_move = jnp.asarray(hunter_to_move)
@@ -429,11 +447,13 @@ def ladder_captured(board: chex.Array, prey: chex.Array,
                     hunter_to_move, size)
   c = jax.lax.while_loop(
       lambda c: ~c["done"],
-      lambda c: _search_step(c, prey, hunter_sign, hunter_to_move, size), c)
+      lambda c: _search_step(c, prey, hunter_sign, hunter_to_move, size,
+                             node_budget), c)
   return c["result"]
 
 
-def ladder_moves(game: go_lib.Go, state: go_lib.GoState):
+def ladder_moves(game: go_lib.Go, state: go_lib.GoState, *,
+                 node_budget: int | None = None):
   """bool `[N²]` twice: ladder captures and ladder escapes of the player to
   move (module docstring). The candidates are read one after another in a
   single loop, so the cost grows with the number of chains in atari or
@@ -489,7 +509,7 @@ def ladder_moves(game: go_lib.Go, state: go_lib.GoState):
         c["capture"][p] | (record & is_capture & caught))
     escape = c["escape"].at[p].set(
         c["escape"][p] | (record & ~is_capture & ~caught))
-    stepped = _search_step(s, prey, hunter, ~is_capture, size)
+    stepped = _search_step(s, prey, hunter, ~is_capture, size, node_budget)
     load = ~c["active"] | finished
     k = jnp.argmax(c["cands"])
     has_next = jnp.any(c["cands"])
