@@ -26,11 +26,13 @@ def test_committed_go9_checkpoint_matches_the_preset():
 def test_committed_go9_snapshot_evaluates_and_rejects_other_networks(tmp_path):
   game = games.make("go", size=9)
   config = training.presets.go9()
-  path = os.path.join(ROOT, "snapshots", "iter_000010.msgpack")
+  [(last, path)] = snapshots.list_snapshots(os.path.join(ROOT, "snapshots"))
   before = hashlib.sha256(open(path, "rb").read()).hexdigest()
   variables, iteration = snapshots.load(
       path, architecture=config.architecture(game))
-  assert iteration == 10
+  assert iteration == last
+  # The snapshot is the checkpoint's network, saved at its last step.
+  assert last == training.latest_step(os.path.join(ROOT, "checkpoints"))
   evaluate = make_evaluate_fn(make_network(game, config.model))
   state = game.init(None)
   logits, value = evaluate(variables, game.observe(state)[None],
