@@ -19,27 +19,43 @@ Compile time is excluded, each side is warmed up, timings are medians,
 and the sides are measured interleaved (round r runs each once) so that
 load from other processes hits them alike.
 
-    python benchmarks/selfplay.py [--batch 64] [--moves 4] [--repeats 3]
+    python benchmarks/selfplay.py [--batch 64] [--moves 4] [--repeats 3] [--devices 2]
 
 Last line: `RESULT selfplay_ratio_vs_pgx=<x> ...`.
 """
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import mctx
-import optax
+# --devices N: N XLA CPU devices, set before JAX starts.
+_pre = argparse.ArgumentParser(add_help=False)
+_pre.add_argument("--devices", type=int, default=1)
+_DEVICES = _pre.parse_known_args()[0].devices
+if _DEVICES < 1:
+  sys.exit(f"--devices must be >= 1, got {_DEVICES}")
+if _DEVICES > 1 and "xla_force_host_platform_device_count" not in \
+    os.environ.get("XLA_FLAGS", ""):
+  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                             f" --xla_force_host_platform_device_count="
+                             f"{_DEVICES}").strip()
 
-from alphago_jax.games.go import Go
-from alphago_jax.models.resnet import (ResNetConfig, init_variables,
+# pylint: disable=wrong-import-position
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import mctx  # noqa: E402
+import optax  # noqa: E402
+from jax.sharding import Mesh, PartitionSpec  # noqa: E402
+
+from alphago_jax.games.go import Go  # noqa: E402
+from alphago_jax.models.resnet import (ResNetConfig, init_variables,  # noqa: E402
                                        make_evaluate_fn, make_network)
-from alphago_jax.search.alphazero import AlphaZeroSearchConfig
-from alphago_jax.training.learner import loss_fn
-from alphago_jax.training.replay import Sample
-from alphago_jax.training.selfplay import self_play
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig  # noqa: E402
+from alphago_jax.training.learner import loss_fn  # noqa: E402
+from alphago_jax.training.replay import Sample  # noqa: E402
+from alphago_jax.training.selfplay import self_play  # noqa: E402
 
 
 def _median_seconds(fns, arg_fn, repeats):
@@ -68,6 +84,23 @@ def ours_selfplay(game, evaluate, variables, config, batch, moves):
                                   config=config)
     return samples.policy, valid
   return run
+
+
+def ours_selfplay_sharded(game, evaluate, variables, config, batch, moves):
+  """`ours_selfplay` with the games split over every device (one key each):
+  how `training` runs self-play on a mesh, and how a CPU uses its cores."""
+  n = jax.device_count()
+  mesh = Mesh(jax.devices(), ("games",))
+
+  def per_device(keys):
+    samples, valid, _ = self_play(game, evaluate, variables, keys[0],
+                                  num_games=batch // n, max_moves=moves,
+                                  config=config)
+    return samples.policy, valid
+  sharded = jax.jit(jax.shard_map(
+      per_device, mesh=mesh, in_specs=PartitionSpec("games"),
+      out_specs=PartitionSpec("games"), check_vma=False))
+  return lambda key: sharded(jax.random.split(key, n))
 
 
 def pgx_selfplay(env, evaluate, variables, config, batch, moves):
@@ -126,7 +159,13 @@ def main():
   p.add_argument("--channels", type=int, default=64)
   p.add_argument("--train-batch", type=int, default=256)
   p.add_argument("--repeats", type=int, default=3)
+  p.add_argument("--devices", type=int, default=1,
+                 help="XLA CPU devices; above 1, adds a row for ours with "
+                 "the games split over them (the ratio stays 1 device "
+                 "against 1)")
   args = p.parse_args()
+  if args.batch % args.devices:
+    p.error(f"--batch {args.batch} must be a multiple of --devices")
 
   game = Go(size=9)
   model = ResNetConfig(num_blocks=args.blocks, channels=args.channels)
@@ -161,10 +200,16 @@ def main():
                           args.moves)]
   except ImportError:
     print("pgx not installed (pip install -e '.[bench]'): peer skipped")
-  seconds = _median_seconds(runs, keys, args.repeats)
-  seconds += [float("nan")] * (4 - len(seconds))
-  ours, ours_trivial, theirs, theirs_trivial = (positions / t
-                                                for t in seconds)
+    runs += [None, None]
+  if jax.device_count() > 1:
+    runs.append(ours_selfplay_sharded(game, evaluate, variables, config,
+                                      args.batch, args.moves))
+  timed = _median_seconds([r for r in runs if r is not None], keys,
+                          args.repeats)
+  seconds = [float("nan") if r is None else timed.pop(0) for r in runs]
+  seconds += [float("nan")] * (5 - len(seconds))
+  (ours, ours_trivial, theirs, theirs_trivial,
+   ours_devices) = (positions / t for t in seconds)
 
   optimizer = optax.adam(1e-3)
   opt_state = optimizer.init(variables["params"])
@@ -200,6 +245,10 @@ def main():
         f"{ratio:.2f} |")
   print(f"| self-play simulations/s | {ours * args.simulations:,.0f} | "
         f"{theirs * args.simulations:,.0f} | {ratio:.2f} |")
+  if jax.device_count() > 1:
+    print(f"| self-play positions/s, ours on {jax.device_count()} CPU "
+          f"devices | {ours_devices:,.1f} | - | {ours_devices / ours:.2f} "
+          f"(vs ours on 1) |")
   print(f"| training samples/s | {train:,.0f} | same step | - |")
   print(f"| search + environment only (trivial network), simulations/s | "
         f"{ours_trivial * args.simulations:,.0f} | "
@@ -209,7 +258,9 @@ def main():
   print(f"RESULT selfplay_ratio_vs_pgx={ratio:.2f} "
         f"ours_positions_per_s={ours:.1f} pgx_positions_per_s={theirs:.1f} "
         f"train_samples_per_s={train:.0f} "
-        f"trivial_net_ratio_vs_pgx={ours_trivial / theirs_trivial:.2f}")
+        f"trivial_net_ratio_vs_pgx={ours_trivial / theirs_trivial:.2f} "
+        f"ours_devices={jax.device_count()} "
+        f"ours_all_devices_positions_per_s={ours_devices:.1f}")
 
 
 if __name__ == "__main__":
