@@ -237,61 +237,52 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
         with tqdm.tqdm.external_write_mode():
           user_log(line)
   start = time.perf_counter()
+  history = []
   try:
-    return _run(iteration, state, done, num_iterations, start, config,
-                evaluator, evaluate_every, stop_when, writer, board, log, bar,
-                ckpt_dir, checkpoint_every, arch)
+    while done < num_iterations:
+      t = time.perf_counter()
+      state, metrics = iteration(state)
+      metrics = jax.device_get(metrics)
+      seconds = time.perf_counter() - t
+      done = int(state.iteration)
+      record = {"iteration": done, "seconds": seconds,
+                "elapsed": time.perf_counter() - start,
+                "examples_per_second": float(metrics["examples_added"]) /
+                seconds,
+                "moves_per_second": config.num_games * config.max_moves /
+                seconds}
+      record.update({k: float(v) for k, v in metrics.items()})
+      last = done == num_iterations
+      if evaluator is not None and evaluate_every and (
+          done % evaluate_every == 0 or last):
+        record.update(evaluator(state))
+      stop = bool(stop_when(record)) if stop_when is not None else False
+      if jax.process_count() > 1:
+        # Every process must leave the loop at the same iteration (they run
+        # one SPMD program); process 0's clock and judgement decide.
+        stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
+      if writer is not None:
+        writer.write(record)
+      if board is not None:
+        board.write(record)
+      if bar is not None:
+        bar.update(done - bar.n)
+        bar.set_postfix(loss=f"{record['loss']:.3f}",
+                        examples_s=f"{record['examples_per_second']:.0f}",
+                        moves_s=f"{record['moves_per_second']:.0f}")
+      if log:
+        log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in record.items()))
+      history.append(record)
+      if ckpt_dir is not None and (last or stop or (
+          checkpoint_every and done % checkpoint_every == 0)):
+        ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
+                             with_buffer=config.save_buffer)
+      if stop:
+        break
   finally:
     if bar is not None:
       bar.close()
     if board is not None:
       board.close()
-
-
-def _run(iteration, state, done, num_iterations, start, config, evaluator,
-         evaluate_every, stop_when, writer, board, log, bar, ckpt_dir,
-         checkpoint_every, arch):
-  """The host loop of `train`; returns (final state, records)."""
-  history = []
-  while done < num_iterations:
-    t = time.perf_counter()
-    state, metrics = iteration(state)
-    metrics = jax.device_get(metrics)
-    seconds = time.perf_counter() - t
-    done = int(state.iteration)
-    record = {"iteration": done, "seconds": seconds,
-              "elapsed": time.perf_counter() - start,
-              "examples_per_second": float(metrics["examples_added"]) /
-              seconds,
-              "moves_per_second": config.num_games * config.max_moves /
-              seconds}
-    record.update({k: float(v) for k, v in metrics.items()})
-    last = done == num_iterations
-    if evaluator is not None and evaluate_every and (
-        done % evaluate_every == 0 or last):
-      record.update(evaluator(state))
-    stop = bool(stop_when(record)) if stop_when is not None else False
-    if jax.process_count() > 1:
-      # Every process must leave the loop at the same iteration (they run
-      # one SPMD program); process 0's clock and judgement decide.
-      stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
-    if writer is not None:
-      writer.write(record)
-    if board is not None:
-      board.write(record)
-    if bar is not None:
-      bar.update(done - bar.n)
-      bar.set_postfix(loss=f"{record['loss']:.3f}",
-                      examples_s=f"{record['examples_per_second']:.0f}",
-                      moves_s=f"{record['moves_per_second']:.0f}")
-    if log:
-      log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                   for k, v in record.items()))
-    history.append(record)
-    if ckpt_dir is not None and (last or stop or (
-        checkpoint_every and done % checkpoint_every == 0)):
-      ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
-                           with_buffer=config.save_buffer)
-    if stop:
-      break
   return state, history
