@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -248,6 +249,20 @@ def tensorboard_scalars(logdir):
       for v in event.summary.value:
         out.setdefault(v.tag, {})[event.step] = v.simple_value
   return out
+
+
+def test_tensorboard_writers_opened_in_one_second_keep_both_files(tmp_path):
+  # Regression (CI): a resume that started within the same second as the
+  # previous run reused tensorboardX's time-and-host file name and erased
+  # iterations 1-2 from TensorBoard.
+  pytest.importorskip("tensorboardX")
+  logdir = tmp_path / "tb"
+  with mock.patch("time.time", return_value=1_700_000_000.0):
+    for iteration in (1, 2):
+      board = training.metrics.TensorBoardWriter(logdir)
+      board.write({"iteration": iteration, "loss": float(iteration)})
+      board.close()
+  assert tensorboard_scalars(str(logdir))["loss"] == {1: 1.0, 2: 2.0}
 
 
 def test_tensorboard_true_without_tensorboardx_names_the_package(

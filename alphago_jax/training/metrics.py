@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import uuid
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -79,7 +80,12 @@ class TensorBoardWriter:
           "TensorBoard logging needs tensorboardX: pip install -e "
           "'.[tensorboard]' (or pass tensorboard=None to log only when it "
           "is installed)") from e
-    self._writer = SummaryWriter(logdir=os.fspath(logdir))
+    # tensorboardX names event files by the second and host only, so a
+    # writer opened in the same second as the last one (a quick resume)
+    # would truncate its file; a random suffix keeps both.
+    self._writer = SummaryWriter(
+        logdir=os.fspath(logdir),
+        filename_suffix=f".{os.getpid()}.{uuid.uuid4().hex[:8]}")
 
   def write(self, record: Dict[str, Any]) -> None:
     step = int(record["iteration"])
