@@ -25,37 +25,23 @@ Last line: `RESULT selfplay_ratio_vs_pgx=<x> ...`.
 """
 
 import argparse
-import os
 import statistics
-import sys
 import time
 
-# --devices N: N XLA CPU devices, set before JAX starts.
-_pre = argparse.ArgumentParser(add_help=False)
-_pre.add_argument("--devices", type=int, default=1)
-_DEVICES = _pre.parse_known_args()[0].devices
-if _DEVICES < 1:
-  sys.exit(f"--devices must be >= 1, got {_DEVICES}")
-if _DEVICES > 1 and "xla_force_host_platform_device_count" not in \
-    os.environ.get("XLA_FLAGS", ""):
-  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                             f" --xla_force_host_platform_device_count="
-                             f"{_DEVICES}").strip()
+import jax
+import jax.numpy as jnp
+import mctx
+import optax
+from jax.sharding import Mesh, PartitionSpec
 
-# pylint: disable=wrong-import-position
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import mctx  # noqa: E402
-import optax  # noqa: E402
-from jax.sharding import Mesh, PartitionSpec  # noqa: E402
-
-from alphago_jax.games.go import Go  # noqa: E402
-from alphago_jax.models.resnet import (ResNetConfig, init_variables,  # noqa: E402
+from alphago_jax import cpu_devices
+from alphago_jax.games.go import Go
+from alphago_jax.models.resnet import (ResNetConfig, init_variables,
                                        make_evaluate_fn, make_network)
-from alphago_jax.search.alphazero import AlphaZeroSearchConfig  # noqa: E402
-from alphago_jax.training.learner import loss_fn  # noqa: E402
-from alphago_jax.training.replay import Sample  # noqa: E402
-from alphago_jax.training.selfplay import self_play  # noqa: E402
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig
+from alphago_jax.training.learner import loss_fn
+from alphago_jax.training.replay import Sample
+from alphago_jax.training.selfplay import self_play
 
 
 def _median_seconds(fns, arg_fn, repeats):
@@ -164,6 +150,10 @@ def main():
                  "the games split over them (the ratio stays 1 device "
                  "against 1)")
   args = p.parse_args()
+  try:  # Before JAX starts: the first JAX operation fixes the devices.
+    cpu_devices.use_cpu_devices(args.devices)
+  except ValueError as e:
+    p.error(f"--devices: {e}")
   if args.batch % args.devices:
     p.error(f"--batch {args.batch} must be a multiple of --devices")
 

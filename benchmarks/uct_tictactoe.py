@@ -14,24 +14,19 @@ own thread, while one device leaves most of a batched tree search (gathers,
 scatters, small loops) on one thread. The RESULT line gives both, the
 all-cores figure first.
 
-    python benchmarks/uct_tictactoe.py [--simulations 1000] [--repeats 5]
+    python benchmarks/uct_tictactoe.py [--simulations 1000] [--repeats 5] [--devices N]
 """
 
+import argparse
 import os
+import random
+import statistics
+import time
 
-# One CPU device per core; must be set before JAX starts.
-os.environ.setdefault(
-    "XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
-
-import argparse  # noqa: E402
-import random  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-
-import jax  # noqa: E402
+import jax
 
 import python_uct
-from alphago_jax import games, search
+from alphago_jax import cpu_devices, games, search
 
 
 def main():
@@ -39,7 +34,14 @@ def main():
   p.add_argument("--simulations", type=int, default=1000)
   p.add_argument("--repeats", type=int, default=5)
   p.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024])
+  p.add_argument("--devices", type=int, default=os.cpu_count() or 1,
+                 help="XLA CPU devices for the split rows (default: one per "
+                 "core; XLA_FLAGS wins when it sets the count)")
   args = p.parse_args()
+  try:  # Before JAX starts: the first JAX operation fixes the devices.
+    cpu_devices.use_cpu_devices(args.devices)
+  except ValueError as e:
+    p.error(f"--devices: {e}")
   n = args.simulations
   game = games.make("tictactoe")
   config = search.UCTConfig(num_simulations=n)

@@ -20,46 +20,13 @@ import shutil
 import sys
 import time
 
+import jax
+from jax.experimental import multihost_utils
 
-def _default_cpu_devices() -> int:
-  """The largest power of two <= the cores (it divides the preset's 64 games
-  and 256-sample batches), at most 64."""
-  n = 1
-  while n * 2 <= min(os.cpu_count() or 1, 64):
-    n *= 2
-  return n
-
-
-def _set_cpu_devices() -> None:
-  """One XLA CPU device per core, before JAX starts (unless XLA_FLAGS says).
-
-  Why: XLA runs each device on its own thread, and a convolution on one CPU
-  device uses one core; with a device per core the run's data parallelism
-  (games and batches sharded over a mesh) uses every core. Measured on 2
-  cores: self-play of the go9 network 2.1x faster than on one device.
-  Accelerators are unaffected (the flag only shapes the host platform).
-  """
-  pre = argparse.ArgumentParser(add_help=False)
-  pre.add_argument("--cpu-devices", type=int, default=_default_cpu_devices())
-  n = pre.parse_known_args()[0].cpu_devices
-  if n < 1:
-    sys.exit(f"--cpu-devices must be >= 1, got {n}")
-  flags = os.environ.get("XLA_FLAGS", "")
-  if "xla_force_host_platform_device_count" not in flags:
-    os.environ["XLA_FLAGS"] = (
-        f"{flags} --xla_force_host_platform_device_count={n}".strip())
-
-
-_set_cpu_devices()
-
-# pylint: disable=wrong-import-position
-import jax  # noqa: E402
-from jax.experimental import multihost_utils  # noqa: E402
-
-from alphago_jax import games, training  # noqa: E402
-from alphago_jax.search.agents import random_agent  # noqa: E402
-from alphago_jax.training import snapshots  # noqa: E402
-from alphago_jax.training.augment import dihedral_augment  # noqa: E402
+from alphago_jax import cpu_devices, games, training
+from alphago_jax.search.agents import random_agent
+from alphago_jax.training import snapshots
+from alphago_jax.training.augment import dihedral_augment
 
 
 def main():
@@ -76,14 +43,20 @@ def main():
   p.add_argument("--start-from", default=None,
                  help="a committed run directory (e.g. checkpoints/go9) to "
                  "continue from when OUTPUT has no checkpoint yet")
-  p.add_argument("--cpu-devices", type=int, default=_default_cpu_devices(),
-                 help="XLA CPU devices (default: one per core, a power of "
-                 "two); ignored when XLA_FLAGS sets the count")
+  p.add_argument("--cpu-devices", type=int,
+                 default=cpu_devices.default_cpu_device_count(),
+                 help="XLA CPU devices, so that the data-parallel mesh uses "
+                 "every core (default: one per core, a power of two); "
+                 "ignored when XLA_FLAGS sets the count")
   p.add_argument("--coordinator", default=None,
                  help="multi-host: address:port of process 0")
   p.add_argument("--num-processes", type=int, default=1)
   p.add_argument("--process-id", type=int, default=0)
   args = p.parse_args()
+  try:  # Before JAX starts: the first JAX operation fixes the devices.
+    cpu_devices.use_cpu_devices(args.cpu_devices)
+  except ValueError as e:
+    p.error(f"--cpu-devices: {e}")
   if args.coordinator:
     jax.distributed.initialize(args.coordinator, args.num_processes,
                                args.process_id)

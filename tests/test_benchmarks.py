@@ -1,0 +1,50 @@
+"""The benchmark scripts still run end to end and print their RESULT line
+(tiny settings: this checks the wiring, not the speed)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def run_benchmark(script, *args):
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  env["JAX_PLATFORMS"] = "cpu"
+  out = subprocess.run(
+      [sys.executable, os.path.join("benchmarks", script), *args], cwd=ROOT,
+      env=env, capture_output=True, text=True, timeout=900, check=False)
+  assert out.returncode == 0, out.stderr[-3000:]
+  last = out.stdout.strip().splitlines()[-1]
+  assert last.startswith("RESULT "), out.stdout[-2000:]
+  return out.stdout, dict(re.findall(r"(\w+)=(\S+)", last))
+
+
+def test_uct_benchmark_splits_over_the_devices_it_is_given():
+  table, result = run_benchmark("uct_tictactoe.py", "--simulations", "8",
+                                "--repeats", "1", "--batches", "2",
+                                "--devices", "2")
+  assert "| JAX + mctx | 2 | 2 |" in table
+  assert float(result["speedup_vs_python"]) > 0
+  assert float(result["speedup_vs_python_one_device"]) > 0
+
+
+def test_uct_benchmark_rejects_zero_devices():
+  out = subprocess.run(
+      [sys.executable, "benchmarks/uct_tictactoe.py", "--devices", "0"],
+      cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+  assert out.returncode == 2 and "--devices" in out.stderr
+
+
+@pytest.mark.slow
+def test_selfplay_benchmark_runs_both_sides():
+  pytest.importorskip("pgx")
+  _, result = run_benchmark(
+      "selfplay.py", "--batch", "2", "--moves", "1", "--simulations", "2",
+      "--blocks", "1", "--channels", "8", "--train-batch", "8",
+      "--repeats", "1", "--devices", "2")
+  assert result["ours_devices"] == "2"
+  assert float(result["selfplay_ratio_vs_pgx"]) > 0
