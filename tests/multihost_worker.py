@@ -12,6 +12,11 @@ import json
 import sys
 
 import jax
+import numpy as np
+
+# Imported before `jax.distributed.initialize`, as in train_go9.py: importing
+# the package must not start a JAX backend, or initialize would refuse.
+from alphago_jax import games, models, search, training
 
 
 def main():
@@ -19,8 +24,6 @@ def main():
   pid, nproc = int(pid), int(nproc)
   if nproc > 1:
     jax.distributed.initialize(f"localhost:{port}", nproc, pid)
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  from alphago_jax import games, models, search, training  # noqa: E402
   game = games.make("tictactoe")
   config = training.TrainConfig(
       model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
