@@ -21,8 +21,8 @@ from alphago_jax.games import base
 # The eight winning lines, as cell indices (numpy, so that importing the
 # package does not start a JAX backend: see tests/test_cpu_devices.py).
 LINES = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8],
-                   [0, 3, 6], [1, 4, 7], [2, 5, 8],
-                   [0, 4, 8], [2, 4, 6]], dtype=np.int32)
+                  [0, 3, 6], [1, 4, 7], [2, 5, 8],
+                  [0, 4, 8], [2, 4, 6]], dtype=np.int32)
 
 EMPTY = -1
 
