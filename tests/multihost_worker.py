@@ -16,7 +16,8 @@ import numpy as np
 
 # Imported before `jax.distributed.initialize`, as in train_go9.py: importing
 # the package must not start a JAX backend, or initialize would refuse.
-from alphago_jax import games, models, search, training
+from alphago_jax import games, training
+from helpers import tiny_train_config
 
 
 def main():
@@ -25,12 +26,7 @@ def main():
   if nproc > 1:
     jax.distributed.initialize(f"localhost:{port}", nproc, pid)
   game = games.make("tictactoe")
-  config = training.TrainConfig(
-      model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
-      search=search.AlphaZeroSearchConfig(
-          num_simulations=4, max_num_considered_actions=4),
-      max_moves=9, num_games=8, random_opening_moves=2,
-      buffer_capacity=512, batch_size=32, gradient_steps=4)
+  config = tiny_train_config()
   state, history = training.train(
       game, config, seed=0, num_iterations=int(iters), output_dir=out,
       mesh=training.make_mesh(), checkpoint_every=1,

@@ -3,21 +3,15 @@
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+import helpers
 
 
 def run_benchmark(script, *args):
-  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-  env["JAX_PLATFORMS"] = "cpu"
-  out = subprocess.run(
-      [sys.executable, os.path.join("benchmarks", script), *args], cwd=ROOT,
-      env=env, capture_output=True, text=True, timeout=900, check=False)
-  assert out.returncode == 0, out.stderr[-3000:]
+  out = helpers.run_python([os.path.join("benchmarks", script), *args],
+                           timeout=900)
   last = out.stdout.strip().splitlines()[-1]
   assert last.startswith("RESULT "), out.stdout[-2000:]
   return out.stdout, dict(re.findall(r"(\w+)=(\S+)", last))
@@ -33,9 +27,8 @@ def test_uct_benchmark_splits_over_the_devices_it_is_given():
 
 
 def test_uct_benchmark_rejects_zero_devices():
-  out = subprocess.run(
-      [sys.executable, "benchmarks/uct_tictactoe.py", "--devices", "0"],
-      cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+  out = helpers.run_python(["benchmarks/uct_tictactoe.py", "--devices", "0"],
+                           timeout=300, check=False)
   assert out.returncode == 2 and "--devices" in out.stderr
 
 

@@ -2,25 +2,16 @@
 be set before JAX starts, and the test process has long started)."""
 
 import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
 from alphago_jax import cpu_devices
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+import helpers
 
 
-def run_python(code, **env_overrides):
-  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-  env.update(JAX_PLATFORMS="cpu", **env_overrides)
-  out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                       env=env, cwd=ROOT, capture_output=True, text=True,
-                       timeout=300, check=False)
-  assert out.returncode == 0, out.stderr[-3000:]
-  return out.stdout.split()
+def run_python(code, devices=None):
+  return helpers.run_python(code, devices=devices, timeout=300).stdout.split()
 
 
 def test_importing_every_module_starts_no_backend_then_count_takes_effect():
@@ -48,7 +39,7 @@ def test_xla_flags_count_wins():
       import jax
       from alphago_jax import cpu_devices
       print(cpu_devices.use_cpu_devices(2), len(jax.devices()))
-  """, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+  """, devices=4)
   assert out == ["4", "4"]
 
 

@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 
+import helpers
+
 WORKER = os.path.join(os.path.dirname(__file__), "multihost_worker.py")
 
 
@@ -25,8 +27,7 @@ def free_port():
 
 
 def launch(num_processes, devices_per_process, output, iterations):
-  env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
-      f"--xla_force_host_platform_device_count={devices_per_process}"))
+  env = helpers.cpu_env(devices_per_process)
   port = str(free_port())
   procs = [subprocess.Popen(
       [sys.executable, WORKER, str(i), str(num_processes), port, str(output),

@@ -1,12 +1,11 @@
 """search.shard_games: a batch of games split over devices."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 from alphago_jax import games, search
+
+import helpers
 
 TWO_DEVICES = textwrap.dedent("""
     import jax, numpy as np
@@ -38,11 +37,7 @@ TWO_DEVICES = textwrap.dedent("""
 
 
 def test_each_device_searches_its_slice_with_its_key():
-  env = dict(os.environ, JAX_PLATFORMS="cpu",
-             XLA_FLAGS="--xla_force_host_platform_device_count=2")
-  proc = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env,
-                        capture_output=True, text=True, timeout=600)
-  assert proc.returncode == 0, proc.stderr[-3000:]
+  proc = helpers.run_python(TWO_DEVICES, devices=2)
   assert "SHARD-OK" in proc.stdout
 
 

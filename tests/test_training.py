@@ -5,7 +5,6 @@ import dataclasses
 import functools
 import hashlib
 import os
-import subprocess
 import sys
 import textwrap
 from unittest import mock
@@ -18,6 +17,8 @@ import pytest
 from alphago_jax import games, models, search, training
 from alphago_jax.games.tictactoe import TicTacToe
 from alphago_jax.training import loop
+
+import helpers
 
 GAME = games.make("tictactoe")
 
@@ -380,15 +381,11 @@ def test_mesh_must_divide_the_batches():
 SHARDED = textwrap.dedent("""
     import jax, numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
-    from alphago_jax import games, models, search, training
+    from alphago_jax import games, training
+    from helpers import tiny_train_config
     assert jax.device_count() == 4, jax.devices()
     game = games.make("tictactoe")
-    config = training.TrainConfig(
-        model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
-        search=search.AlphaZeroSearchConfig(
-            num_simulations=4, max_num_considered_actions=4),
-        max_moves=9, num_games=8, random_opening_moves=2,
-        buffer_capacity=512, batch_size=32, gradient_steps=4)
+    config = tiny_train_config()
     mesh = training.make_mesh()
     it = training.make_iteration(game, config, mesh=mesh)
     state = training.init_train_state(game, config, 0, mesh=mesh)
@@ -413,9 +410,5 @@ SHARDED = textwrap.dedent("""
 
 
 def test_data_parallel_on_four_cpu_devices():
-  env = dict(os.environ, JAX_PLATFORMS="cpu",
-             XLA_FLAGS="--xla_force_host_platform_device_count=4")
-  proc = subprocess.run([sys.executable, "-c", SHARDED], env=env,
-                        capture_output=True, text=True, timeout=900)
-  assert proc.returncode == 0, proc.stderr[-3000:]
+  proc = helpers.run_python(SHARDED, devices=4, timeout=900)
   assert "SHARDED-OK" in proc.stdout
