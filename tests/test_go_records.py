@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from sgfmill import boards, sgf as sgfmill_sgf, sgf_moves
 
+from alphago_jax.data import records as game_records
 from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK
 
@@ -161,7 +162,7 @@ def test_every_pro_small_board_game_replays():
   tally, cache, failures = Tally(), {}, []
   start = time.time()
   n = 0
-  for source, data in sgf.iter_sgf_files(PRO):
+  for source, data in game_records.iter_sgf_files(PRO):
     n += 1
     _check_game(source, data, tally, cache, failures)
   _report("pro-small-boards", tally, time.time() - start)
@@ -179,7 +180,7 @@ def _kgs_sample(k):
   seen = 0
   archives = sorted(f for f in os.listdir(KGS) if f.endswith(".tar.gz"))
   for name in archives:
-    for item in sgf.iter_sgf_files(os.path.join(KGS, name)):
+    for item in game_records.iter_sgf_files(os.path.join(KGS, name)):
       seen += 1
       if len(sample) < k:
         sample.append(item)

@@ -1,4 +1,5 @@
-"""SGF records: parsing, writing, replay into the engine, loading, splitting."""
+"""SGF records: parsing, writing, replay into the engine; loading and
+splitting collections (`alphago_jax.data.records`)."""
 
 import gzip
 import io
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from sgfmill import sgf as sgfmill_sgf
 
+from alphago_jax.data import records as game_records
 from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.sgf import GameRecord, SGFError
@@ -274,13 +276,13 @@ def test_loader_skips_bad_records_in_a_tar(tmp_path):
   members += [("games/README.txt", b"not a record")]
   archive = tmp_path / "games.tar.gz"
   _tar(archive, members)
-  records, report = sgf.load_records(archive)
+  records, report = game_records.load_records(archive)
   assert len(records) == report.n_ok == 3 and report.n_bad == 3
   assert report.reasons == {"board size": 1, "syntax": 1,
                             "move off board": 1}
   assert all(r.source.startswith(str(archive)) for r in records)
   assert any("bad0.sgf" in s for s, _ in report.examples)
-  assert sgf.load_records(archive, limit=2)[0] == records[:2]
+  assert game_records.load_records(archive, limit=2)[0] == records[:2]
   assert report.summary() == (
       "3 read, 3 skipped (board size: 1, syntax: 1, move off board: 1)")
 
@@ -293,19 +295,19 @@ def test_loader_reads_folders_and_survives_a_truncated_archive(tmp_path):
        [(f"g{i}.sgf", GOOD[1] + b" " * 5000 + bytes([i])) for i in range(50)])
   whole = (tmp_path / "sub" / "more.tar.gz").read_bytes()
   (tmp_path / "cut.tgz").write_bytes(whole[:len(whole) // 2])
-  records, report = sgf.load_records(tmp_path)
+  records, report = game_records.load_records(tmp_path)
   assert report.reasons["archive"] == 1 and report.reasons["board size"] == 1
   assert report.n_bad == 2
   assert 1 + 50 < len(records) < 1 + 100  # some of the cut archive was read
   assert records[0].source.endswith("a.sgf")
   # The order is deterministic.
-  assert [r.source for r in sgf.load_records(tmp_path)[0]] == [
+  assert [r.source for r in game_records.load_records(tmp_path)[0]] == [
       r.source for r in records]
 
 
 def test_gzip_file_that_is_not_a_tar_is_reported(tmp_path):
   (tmp_path / "x.tar.gz").write_bytes(gzip.compress(b"plain text"))
-  records, report = sgf.load_records(tmp_path)
+  records, report = game_records.load_records(tmp_path)
   assert records == [] and report.reasons == {"archive": 1}
 
 
@@ -318,27 +320,27 @@ def _synthetic(n):
 
 def test_split_is_deterministic_by_game_and_keeps_duplicates_together():
   records = _synthetic(2000)
-  train, val = sgf.split_records(records, 0.1)
+  train, val = game_records.split_records(records, 0.1)
   assert len(train) + len(val) == 2000 and 130 < len(val) < 270
   assert {r.source for r in train}.isdisjoint({r.source for r in val})
-  again = sgf.split_records(list(reversed(records)), 0.1)[1]
+  again = game_records.split_records(list(reversed(records)), 0.1)[1]
   assert {r.source for r in again} == {r.source for r in val}
   # A duplicate under another name goes where its twin went.
   twin = GameRecord(size=9, moves=val[0].moves, source="copy.sgf")
-  assert sgf.is_validation(twin, 0.1)
+  assert game_records.is_validation(twin, 0.1)
   # Another salt gives another split; splitting by name uses the source.
-  assert sgf.split_records(records, 0.1, salt="x")[1] != val
-  by_name = sgf.split_records(records, 0.1, by="name")[1]
+  assert game_records.split_records(records, 0.1, salt="x")[1] != val
+  by_name = game_records.split_records(records, 0.1, by="name")[1]
   assert 130 < len(by_name) < 270
-  assert sgf.split_records(records, 0.0)[1] == []
+  assert game_records.split_records(records, 0.0)[1] == []
   with pytest.raises(ValueError, match="fraction"):
-    sgf.split_records(records, 1.5)
+    game_records.split_records(records, 1.5)
 
 
 def test_dedupe():
   records = _synthetic(5)
   copy = GameRecord(size=9, moves=records[2].moves, source="dup.sgf")
-  unique, n = sgf.dedupe_records(records + [copy])
+  unique, n = game_records.dedupe_records(records + [copy])
   assert unique == records and n == 1
 
 

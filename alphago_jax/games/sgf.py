@@ -1,4 +1,4 @@
-"""SGF game records for `Go`: parse, write, replay, load archives, split.
+"""SGF game records for `Go`: parse, write, replay.
 
 A `GameRecord` holds the main line of one game: board size, komi, result,
 players, handicap, setup stones (AB/AW) and the moves as `(colour, action)`
@@ -24,24 +24,18 @@ Replay (`record_to_states`) choices:
   move after two passes ended the game) raises `SGFError` naming the move
   number, colour and vertex.
 
-The loader (`iter_records`, `load_records`) reads `.sgf` files from a folder
-or straight from a tar(.gz) archive, skips records it cannot parse and
-counts why. `split_records` splits by game, never by position, on a hash of
-the game's content, so duplicate games fall on the same side.
+Loading collections of records (folders, tar archives), filtering,
+deduplicating and splitting them live in `alphago_jax.data.records`; this
+module is only the format and the replay of one record.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
-import hashlib
 import math
-import os
 import re
-import tarfile
-from typing import (Counter, Iterable, Iterator, List, Optional, Sequence,
-                    Tuple, Union)
+from typing import Optional, Sequence, Tuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -419,6 +413,24 @@ def _first_player(record: GameRecord) -> int:
   return BLACK
 
 
+def engine_actions(record: GameRecord
+                   ) -> Tuple[int, np.ndarray, np.ndarray]:
+  """`(first_player, actions, move_index)` of `record_to_actions`, without
+  building the engine state: pure NumPy, for host-side replay."""
+  n2 = record.size * record.size
+  first = to_play = _first_player(record)
+  actions, index = [], []
+  for i, (colour, action) in enumerate(record.moves):
+    if colour != to_play:  # the same colour twice: the other one passed
+      actions.append(n2)
+      index.append(-1)
+    actions.append(action)
+    index.append(i)
+    to_play = 1 - colour
+  return (first, np.asarray(actions, np.int32).reshape(-1),
+          np.asarray(index, np.int32).reshape(-1))
+
+
 def record_to_actions(record: GameRecord, game: Optional[Go] = None
                       ) -> Tuple[GoState, np.ndarray, np.ndarray]:
   """The engine's view of a record, before any move is checked.
@@ -436,16 +448,7 @@ def record_to_actions(record: GameRecord, game: Optional[Go] = None
     mover to play; int32 `[T]` engine actions; int32 `[T]`, for each action
     the 0-based index into `record.moves`, or -1 for an inserted pass.
   """
-  n2 = record.size * record.size
-  to_play = _first_player(record)
-  actions, index = [], []
-  for i, (colour, action) in enumerate(record.moves):
-    if colour != to_play:  # the same colour twice: the other one passed
-      actions.append(n2)
-      index.append(-1)
-    actions.append(action)
-    index.append(i)
-    to_play = 1 - colour
+  first, actions, index = engine_actions(record)
   if game is None:
     game = default_game(record, len(actions))
   elif not isinstance(game, Go) or game.size != record.size:
@@ -458,9 +461,8 @@ def record_to_actions(record: GameRecord, game: Optional[Go] = None
                 f"game's move cap is {game.move_cap}", "too long",
                 record.source)
   initial = _initial_state(game, record.setup_black, record.setup_white,
-                           _first_player(record), record.source)
-  return (initial, np.asarray(actions, np.int32).reshape(-1),
-          np.asarray(index, np.int32).reshape(-1))
+                           first, record.source)
+  return initial, actions, index
 
 
 def _initial_state(game: Go, setup_black, setup_white, first, source):
@@ -613,169 +615,3 @@ def states_to_record(game: Go, states: GoState, **fields) -> GameRecord:
     actions.append(int(placed[0]) if len(placed) else n2)
   initial = jax.tree.map(lambda x: x[0], states)
   return record_from_actions(game, actions, initial_state=initial, **fields)
-
-
-# -- Loading -------------------------------------------------------------------
-
-@dataclasses.dataclass
-class LoadReport:
-  """What a load read: records kept, records skipped and why.
-
-  Attributes:
-    n_ok: records parsed.
-    n_bad: records skipped.
-    reasons: `SGFError.reason` (or `"archive"` for an unreadable archive) ->
-      count.
-    examples: the first few `(source, message)` of skipped records.
-  """
-  n_ok: int = 0
-  n_bad: int = 0
-  reasons: Counter[str] = dataclasses.field(
-      default_factory=collections.Counter)
-  examples: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
-
-  def summary(self) -> str:
-    """One line: `"35782 read, 3 skipped (board size: 2, syntax: 1)"`."""
-    why = ", ".join(f"{k}: {v}" for k, v in self.reasons.most_common())
-    return f"{self.n_ok} read, {self.n_bad} skipped" + (
-        f" ({why})" if why else "")
-
-  def skip(self, source: str, reason: str, message: str) -> None:
-    self.n_bad += 1
-    self.reasons[reason] += 1
-    if len(self.examples) < 20:
-      self.examples.append((source, message))
-
-
-_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
-
-
-def _is_archive(path: str) -> bool:
-  return path.lower().endswith(_ARCHIVE_SUFFIXES)
-
-
-def iter_sgf_files(path: Union[str, os.PathLike], report: Optional[LoadReport]
-                   = None) -> Iterator[Tuple[str, bytes]]:
-  """`(source, bytes)` of every `.sgf` under `path`: one file, a folder
-  (recursively, archives inside included) or a tar(.gz) archive read in
-  place. Sorted, so the order is deterministic. An unreadable archive is
-  counted in `report` and ends that archive, never the iteration."""
-  path = os.fspath(path)
-  if os.path.isdir(path):
-    for root, dirs, files in os.walk(path):
-      dirs.sort()
-      for name in sorted(files):
-        full = os.path.join(root, name)
-        if name.lower().endswith(".sgf") or _is_archive(name):
-          yield from iter_sgf_files(full, report)
-    return
-  if _is_archive(path):
-    try:
-      with tarfile.open(path, "r:*") as tar:
-        for member in tar:
-          if member.isfile() and member.name.lower().endswith(".sgf"):
-            f = tar.extractfile(member)
-            if f is not None:
-              yield f"{path}:{member.name}", f.read()
-    except (tarfile.TarError, EOFError, OSError) as e:
-      # A truncated or corrupt archive: keep what was read, count the rest.
-      if report is None:
-        raise _fail(f"unreadable archive {path}: {e}", "archive") from None
-      report.skip(path, "archive", f"unreadable archive: {e}")
-    return
-  try:
-    with open(path, "rb") as f:
-      data = f.read()
-  except OSError as e:
-    if report is None:
-      raise
-    report.skip(path, "unreadable file", f"unreadable file: {e}")
-    return
-  yield path, data
-
-
-def iter_records(path: Union[str, os.PathLike],
-                 report: Optional[LoadReport] = None) -> Iterator[GameRecord]:
-  """Parsed records under `path` (see `iter_sgf_files`); records that fail
-  to parse are skipped and counted in `report`."""
-  report = report if report is not None else LoadReport()
-  for source, data in iter_sgf_files(path, report):
-    try:
-      record = parse_sgf(data, source=source)
-    except SGFError as e:
-      report.skip(source, e.reason, str(e))
-      continue
-    except Exception as e:  # noqa: BLE001 - a loader must not crash on data
-      report.skip(source, "unexpected", f"{type(e).__name__}: {e}")
-      continue
-    report.n_ok += 1
-    yield record
-
-
-def load_records(path: Union[str, os.PathLike], *,
-                 limit: Optional[int] = None
-                 ) -> Tuple[List[GameRecord], LoadReport]:
-  """All parseable records under `path` (at most `limit`) and a report of
-  the skipped ones."""
-  report = LoadReport()
-  records = []
-  for record in iter_records(path, report):
-    records.append(record)
-    if limit is not None and len(records) >= limit:
-      break
-  return records, report
-
-
-# -- Splitting -----------------------------------------------------------------
-
-def game_key(record: GameRecord) -> str:
-  """A hex digest of the game's content (size, setup, moves): equal for
-  duplicate records whatever their file names."""
-  text = (f"{record.size};{record.setup_black};{record.setup_white};"
-          f"{record.moves}")
-  return hashlib.sha256(text.encode()).hexdigest()
-
-
-def is_validation(record: GameRecord, fraction: float, *, salt: str = "",
-                  by: str = "content") -> bool:
-  """Whether the game falls in the validation split, by a hash of its
-  content (`by="content"`, duplicates stay together) or of its `source`
-  name (`by="name"`)."""
-  if not 0.0 <= fraction <= 1.0:
-    raise ValueError(f"sgf: fraction must be in [0, 1], got {fraction!r}")
-  if by == "content":
-    key = game_key(record)
-  elif by == "name":
-    if record.source is None:
-      raise ValueError("sgf: splitting by name needs records with a source")
-    key = record.source
-  else:
-    raise ValueError(f"sgf: by must be 'content' or 'name', got {by!r}")
-  digest = hashlib.sha256(f"{salt}|{key}".encode()).digest()
-  return int.from_bytes(digest[:8], "big") / 2.0**64 < fraction
-
-
-def split_records(records: Iterable[GameRecord], val_fraction: float = 0.05,
-                  *, salt: str = "", by: str = "content"
-                  ) -> Tuple[List[GameRecord], List[GameRecord]]:
-  """`(train, val)`: a deterministic split by game (never by position); the
-  same game lands on the same side in every run and for every collection."""
-  train, val = [], []
-  for record in records:
-    (val if is_validation(record, val_fraction, salt=salt, by=by)
-     else train).append(record)
-  return train, val
-
-
-def dedupe_records(records: Iterable[GameRecord]
-                   ) -> Tuple[List[GameRecord], int]:
-  """`(unique, n_duplicates)`: the first record of each `game_key`."""
-  seen, unique, n_dupes = set(), [], 0
-  for record in records:
-    key = game_key(record)
-    if key in seen:
-      n_dupes += 1
-    else:
-      seen.add(key)
-      unique.append(record)
-  return unique, n_dupes
