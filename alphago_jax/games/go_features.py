@@ -49,11 +49,16 @@ Definitions:
   that the opponent cannot ladder. The reading: the prey, in atari, may
   extend or capture an adjacent hunter chain in atari, and escapes with 3+
   liberties; the hunter must keep it in atari by playing one of its 2
-  liberties. Ko is ignored while reading, and a reading deeper than
-  `4N + 4` plies or longer than `32N` tried moves (`ladder_node_budget`)
-  counts as captured. Options are tried in point order, so a reading cut
-  short by the move budget can differ between a board and its mirror image;
-  the depth cap alone keeps the planes symmetric.
+  liberties. The reading obeys simple ko and may not recreate a board of
+  the line it is reading (positional superko along that line), so a ko
+  fight cannot cycle; a line deeper than `4N + 4` plies counts as captured.
+  The answer is the AND/OR value of that finite tree, which does not depend
+  on the order options are tried in, so the planes commute with the board's
+  symmetries. A reading that tries more than `32N` moves
+  (`ladder_node_budget`) stops and counts as captured: only then can the
+  order (point order) and so the orientation matter. With ko and repetition
+  handled, no reading in 300 random 9x9 positions came near the default
+  budget (tests pin both the symmetry and the budget's meaning).
   Escapes by capturing a chain that is not adjacent to the move are not
   marked (as in RocAlphaGo).
 
@@ -208,11 +213,10 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
     game: the `Go` game (static under jit).
     state: a `GoState` of that game (unbatched; vmap for a batch).
     names: feature names from `FEATURES`, in the order of the planes.
-    ladder_node_budget: moves one ladder reading may try before it counts
-      as captured (default `32N`). Options are tried in point order, so a
-      reading cut short can depend on the board's orientation; with a
-      budget it never reaches, the ladder planes commute with the board's
-      symmetries exactly (tests check both).
+    ladder_node_budget: moves one ladder reading may try before it stops
+      and counts as captured (default `32N`). A reading that finishes
+      within it gives the same answer in every orientation; one cut short
+      depends on the order options are tried in (point order).
 
   Returns:
     float32 `[N, N, C]` with `C = num_planes(names)`.
@@ -276,10 +280,13 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
 # -- Ladders -------------------------------------------------------------------
 
 
-def _play(board: chex.Array, p: chex.Array, sign: chex.Array, size: int):
+def _play(board: chex.Array, p: chex.Array, sign: chex.Array, size: int,
+          ko: chex.Array = -1):
   """`sign` (+1 Black, -1 White) plays point `p`, as `Go._step` places
-  stones, but ignoring ko and superko. Returns the board, whether the move
-  was legal (empty point, not suicide) and the liberties of its chain."""
+  stones and sets the simple-ko point, ignoring superko. Returns the board,
+  whether the move was legal (empty point, not `ko`, not suicide), the
+  liberties of its chain and the point the reply may not play by simple ko
+  (-1 for none)."""
   nbr = jnp.asarray(go_lib._tables(size)[0])
   sign = jnp.asarray(sign, jnp.int16)
   padded = jnp.concatenate([board, jnp.zeros(1, jnp.int16)])
@@ -296,7 +303,12 @@ def _play(board: chex.Array, p: chex.Array, sign: chex.Array, size: int):
   captured = jnp.any(in_nb_chain & dead[None, :], axis=1)
   after = jnp.where(captured, 0, placed).astype(jnp.int16)
   libs = jnp.sum(_liberty_points(after, p, size))
-  return after, (board[p] == 0) & (libs > 0), libs
+  # Simple ko, as in `Go._step`: a lone stone that took one stone and is
+  # left with one liberty.
+  lone = (jnp.sum(captured) == 1) & (jnp.sum(after == new_id) == 1)
+  new_ko = jnp.where(lone & (libs == 1), jnp.argmax(captured), -1)
+  legal = (board[p] == 0) & (libs > 0) & (p != ko)
+  return after, legal, libs, new_ko.astype(jnp.int32)
 
 
 def _liberty_points(board: chex.Array, p: chex.Array, size: int) -> chex.Array:
@@ -341,9 +353,10 @@ def _node_budget(size: int, node_budget: int | None = None) -> int:
 
 
 def _search_start(c, board, prey, hunter_sign, hunter_to_move, size,
-                  start=True):
-  """Where `start`, resets the search carry `c` to a new root. Frames above
-  0 are written before they are read, so only frame 0 is touched."""
+                  ko=-1, start=True):
+  """Where `start`, resets the search carry `c` to a new root (`ko`: the
+  point the first mover may not play by simple ko). Frames above 0 are
+  written before they are read, so only frame 0 is touched."""
   root_opts = jnp.where(hunter_to_move, _liberty_points(board, prey, size),
                         _escape_options(board, prey, hunter_sign, size))
   fresh = dict(d=jnp.int32(0), ret=jnp.bool_(False), v=jnp.bool_(False),
@@ -353,6 +366,8 @@ def _search_start(c, board, prey, hunter_sign, hunter_to_move, size,
   out["boards"] = c["boards"].at[0].set(
       jnp.where(start, board, c["boards"][0]))
   out["opts"] = c["opts"].at[0].set(jnp.where(start, root_opts, c["opts"][0]))
+  out["kos"] = c["kos"].at[0].set(
+      jnp.where(start, jnp.asarray(ko, jnp.int32), c["kos"][0]))
   return out
 
 
@@ -361,6 +376,7 @@ def _search_carry(size: int):
   return dict(d=jnp.int32(0),
               boards=jnp.zeros((depth_cap + 1, n2), jnp.int16),
               opts=jnp.zeros((depth_cap + 1, n2), jnp.bool_),
+              kos=jnp.full(depth_cap + 1, -1, jnp.int32),
               ret=jnp.bool_(False), v=jnp.bool_(False),
               done=jnp.bool_(True), result=jnp.bool_(True),
               nodes=jnp.int32(0))
@@ -377,7 +393,14 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size,
   b, o = c["boards"][d], c["opts"][d]
   x = jnp.argmax(o)
   mover = jnp.where(hunter_frame, hunter_sign, -hunter_sign)
-  nb, legal, _ = _play(b, x, mover, size)
+  nb, legal, _, nko = _play(b, x, mover, size, c["kos"][d])
+  # Positional superko along the line read: no move may recreate a board of
+  # the frames above it. With simple ko this keeps ko fights from cycling
+  # to the depth cap (each cycle doubles the tree).
+  on_path = jnp.arange(depth_cap + 1) <= d
+  repeats = jnp.any(on_path & jnp.all(
+      jnp.sign(c["boards"]) == jnp.sign(nb)[None], axis=1))
+  legal = legal & ~repeats
   alive = nb[prey] * hunter_sign < 0
   prey_libs = _liberty_points(nb, prey, size)
   n_libs = jnp.where(alive, jnp.sum(prey_libs), 0)
@@ -408,10 +431,11 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size,
   opts = c["opts"].at[d, x].set(jnp.where(expand, False, o[x]))
   opts = opts.at[d_up].set(jnp.where(do_push, child_opts, opts[d_up]))
   boards = c["boards"].at[d_up].set(jnp.where(do_push, nb, c["boards"][d_up]))
+  kos = c["kos"].at[d_up].set(jnp.where(do_push, nko, c["kos"][d_up]))
   finished = pop & (d == 0)
   return dict(
       d=jnp.where(do_push, d + 1, jnp.where(pop & (d > 0), d - 1, d)),
-      boards=boards, opts=opts, ret=pop & (d > 0), v=value,
+      boards=boards, opts=opts, kos=kos, ret=pop & (d > 0), v=value,
       done=finished | gave_up,
       # Giving up counts as captured.
       result=jnp.where(gave_up, True,
@@ -421,16 +445,16 @@ def _search_step(c, prey, hunter_sign, hunter_to_move, size,
 
 def ladder_captured(board: chex.Array, prey: chex.Array,
                     hunter_sign: chex.Array, hunter_to_move: chex.Array,
-                    size: int, node_budget: int | None = None
-                    ) -> chex.Array:
+                    size: int, node_budget: int | None = None,
+                    ko: chex.Array = -1) -> chex.Array:
   """bool `[]`: whether the hunter captures the chain at `prey` in a ladder.
 
   A depth-first AND/OR search: the prey, in atari, may extend at its
   liberty or capture a hunter chain next to it that is in atari; it escapes
   with 3 or more liberties. With 2 liberties the hunter may play either of
-  them, and must leave the prey in atari. Options are tried in point order.
-  Ko is ignored. Reading past `4N + 4` plies, or trying more than `32N`
-  moves, counts as captured.
+  them, and must leave the prey in atari. Simple ko holds, and no move may
+  recreate a board of the line being read. Reading past `4N + 4` plies, or
+  trying more than `32N` moves, counts as captured.
 
   Args:
     board: int16 `[N²]` chain-id board: the prey in atari if the prey is to
@@ -440,11 +464,12 @@ def ladder_captured(board: chex.Array, prey: chex.Array,
     hunter_to_move: who moves first.
     size: N.
     node_budget: moves tried before giving up (default `32N`).
+    ko: the point the first mover may not play by simple ko (-1: none).
   """
   hunter_sign = jnp.asarray(hunter_sign, jnp.int16)
   hunter_to_move = jnp.asarray(hunter_to_move)
   c = _search_start(_search_carry(size), board, prey, hunter_sign,
-                    hunter_to_move, size)
+                    hunter_to_move, size, ko=ko)
   c = jax.lax.while_loop(
       lambda c: ~c["done"],
       lambda c: _search_step(c, prey, hunter_sign, hunter_to_move, size,
@@ -466,7 +491,7 @@ def ladder_moves(game: go_lib.Go, state: go_lib.GoState, *,
       jnp.int16)
   board = state.board
   legal = state.legal_action_mask[:n2]
-  afters, _, own_libs = jax.vmap(
+  afters, _, own_libs, kos = jax.vmap(
       lambda p: _play(board, p, me, size))(jnp.arange(n2))  # [N², N²]
   libs_after = jax.vmap(lambda b: chain_liberties(b, size))(afters)
   # Capture: an opponent chain next to the move is left in atari.
@@ -515,7 +540,7 @@ def ladder_moves(game: go_lib.Go, state: go_lib.GoState, *,
     has_next = jnp.any(c["cands"])
     n_capture, n_p, n_prey, n_hunter = params(k)
     search = _search_start(stepped, afters[n_p], n_prey, n_hunter,
-                           ~n_capture, size, start=load)
+                           ~n_capture, size, ko=kos[n_p], start=load)
     return dict(search=search,
                 cands=c["cands"].at[k].set(c["cands"][k] & ~load),
                 capture=capture, escape=escape,
