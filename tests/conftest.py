@@ -1,5 +1,36 @@
 import os
 import sys
 
+import pytest
+
 # The pure-Python UCT in benchmarks/ doubles as an independent reference.
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+
+import profiles  # pylint: disable=wrong-import-position
+
+profiles.load()
+
+# `.ci/run` sets ALPHAGO_JAX_STRICT=1: there a test that would skip (GNU Go,
+# the game records or a benchmark peer missing) fails instead, so a green CI
+# run means every collected test ran. Locally a skip stays a skip, with its
+# reason (`pytest -rs` lists them).
+STRICT = os.environ.get("ALPHAGO_JAX_STRICT") == "1"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+  outcome = yield
+  report = outcome.get_result()
+  if STRICT and report.skipped and not hasattr(report, "wasxfail"):
+    reason = (report.longrepr[2] if isinstance(report.longrepr, tuple)
+              else str(report.longrepr))
+    report.outcome = "failed"
+    report.longrepr = (f"{item.nodeid} would be skipped, and "
+                       f"ALPHAGO_JAX_STRICT=1 forbids skips: {reason}")
+
+
+def pytest_terminal_summary(terminalreporter):
+  skipped = len(terminalreporter.stats.get("skipped", []))
+  mode = "strict: skips fail" if STRICT else "skips allowed"
+  terminalreporter.write_line(
+      f"skipped: {skipped} ({mode}); hypothesis profile: {profiles.PROFILE}")

@@ -32,6 +32,21 @@ def test_uct_benchmark_rejects_zero_devices():
   assert out.returncode == 2 and "--devices" in out.stderr
 
 
+def test_go_env_benchmark_measures_the_pgx_peer():
+  # Needs the bench extra (pgx); under ALPHAGO_JAX_STRICT=1 (CI) a missing
+  # peer fails here instead of skipping.
+  pytest.importorskip("pgx")
+  table, result = run_benchmark("go_env.py", "--sizes", "9", "--batches",
+                                "16", "--repeats", "1")
+  row = re.search(r"\| 9x9 \| 16 \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) \|",
+                  table)
+  assert row, table[-2000:]
+  assert float(row.group(2).replace(",", "")) > 0
+  # pgx's 9x9 state is 5,718 bytes, ours 2,228 (README).
+  assert "| 9x9 | 2,228 | 5,718 |" in table
+  assert result["state_bytes_9x9"] == "2228"
+
+
 @pytest.mark.slow
 def test_selfplay_benchmark_runs_both_sides():
   pytest.importorskip("pgx")

@@ -14,6 +14,7 @@ from alphago_jax.games import go as go_lib
 from alphago_jax.games.go import Go
 
 import go_reference as ref
+import profiles
 
 
 @functools.lru_cache(maxsize=None)
@@ -312,7 +313,7 @@ def _check_invariants(game, state):
                                 (h % 2**32).astype(np.uint32))
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=profiles.examples(25), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(size=st.sampled_from([5, 6, 7]), superko=st.booleans(),
        picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=60))

@@ -9,6 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from alphago_jax.games import go, symmetry
 
+import profiles
+
 GAME = go.Go(7, superko=False)
 SYM = st.integers(0, 7)
 
@@ -46,7 +48,7 @@ def test_compose_is_a_group_table():
 SIZES = st.sampled_from([4, 5])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=profiles.examples(30), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), size=SIZES,
        batch=st.sampled_from([(), (2, 3)]), i=SYM, j=SYM)
 def test_observations_compose_and_invert(seed, size, batch, i, j):
@@ -63,7 +65,7 @@ def test_observations_compose_and_invert(seed, size, batch, i, j):
     np.testing.assert_array_equal(o, symmetry.transform_observation(flat[k], i))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=profiles.examples(30), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), size=SIZES,
        batch=st.sampled_from([(), (3,)]), i=SYM, j=SYM)
 def test_policies_compose_invert_and_keep_pass(seed, size, batch, i, j):
@@ -126,7 +128,7 @@ def random_state(seed, plies):
   return s
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=profiles.examples(10), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), plies=st.integers(0, 50), i=SYM,
        pick=st.integers(0, 10**6))
 def test_transformed_move_lands_where_the_board_says(seed, plies, i, pick):

@@ -11,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 from alphago_jax import games, search
 from alphago_jax.search import tree_search
 
+import profiles
+
 GAME = games.make("tictactoe")
 N_SIMS = 40
 
@@ -30,7 +32,7 @@ def _search():
   return run
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=profiles.examples(25), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), plies=st.integers(0, 6))
 def test_tree_invariants(seed, plies):
   rng = np.random.default_rng(seed)
