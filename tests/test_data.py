@@ -414,6 +414,9 @@ def test_default_cache_root_is_never_a_read_only_data_folder(tmp_path,
   finally:
     os.chmod(ro, 0o755)
   assert data.default_cache_root(ro / "set") == str(ro / "alphago_jax_cache")
+  (ro / ".git").mkdir()  # never into a repository
+  assert data.default_cache_root(ro / "set") == str(
+      tmp_path / "xdg" / "alphago_jax")
 
 
 # -- Streaming -----------------------------------------------------------------

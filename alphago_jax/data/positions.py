@@ -287,22 +287,32 @@ def cache_name(data: PathLike, config: DatasetConfig) -> str:
   return f"{base}-{n}x{n}-{digest}"
 
 
-def _writable(folder: str) -> bool:
-  """Writable by us and not marked read-only: root may write anywhere, but a
-  folder without write bits (a shared data set) is left alone."""
+def _may_write_beside(folder: str) -> bool:
+  """Writable by us, not marked read-only (root may write anywhere, but a
+  folder without write bits, a shared data set, is left alone) and not in
+  a git work tree (caches never go into a repository)."""
   try:
     mode = os.stat(folder).st_mode
   except OSError:
     return False
-  return os.access(folder, os.W_OK) and bool(stat.S_IMODE(mode) & 0o222)
+  if not (os.access(folder, os.W_OK) and stat.S_IMODE(mode) & 0o222):
+    return False
+  here = folder
+  while True:
+    if os.path.exists(os.path.join(here, ".git")):
+      return False
+    up = os.path.dirname(here)
+    if up == here:
+      return True
+    here = up
 
 
 def default_cache_root(data: PathLike) -> str:
   """Beside the data (`<data>/../alphago_jax_cache`) when that folder is
-  writable (and not marked read-only), else `$XDG_CACHE_HOME/alphago_jax`
-  (`~/.cache/alphago_jax`)."""
+  writable, not marked read-only and not inside a git work tree, else
+  `$XDG_CACHE_HOME/alphago_jax` (`~/.cache/alphago_jax`)."""
   parent = os.path.dirname(os.path.abspath(os.fspath(data)))
-  if _writable(parent):
+  if _may_write_beside(parent):
     return os.path.join(parent, "alphago_jax_cache")
   home = os.environ.get("XDG_CACHE_HOME") or os.path.join(
       os.path.expanduser("~"), ".cache")
