@@ -22,8 +22,11 @@ def test_importing_every_module_starts_no_backend_then_count_takes_effect():
       import importlib, pkgutil
       import jax
       import alphago_jax
+      import sys
       for m in pkgutil.walk_packages(alphago_jax.__path__, "alphago_jax."):
         importlib.import_module(m.name)
+      # The benchmark peers are never imported by the package.
+      print("peers:", [p for p in ("pgx", "pyspiel") if p in sys.modules])
       from alphago_jax import cpu_devices
       print(cpu_devices.use_cpu_devices(3), len(jax.devices()))
       try:
@@ -31,7 +34,7 @@ def test_importing_every_module_starts_no_backend_then_count_takes_effect():
       except RuntimeError as e:
         print("late:", "before the first JAX operation" in str(e))
   """)
-  assert out == ["3", "3", "late:", "True"]
+  assert out == ["peers:", "[]", "3", "3", "late:", "True"]
 
 
 def test_xla_flags_count_wins():

@@ -344,3 +344,29 @@ def test_random_games_agree_with_the_referee(size, superko, picks):
       assert q == move or (before[q] == -mover and after[q] == 0)
     _check_invariants(game, state)
     assert int(state.ko) == referee.ko
+
+
+# -- The README's defaults and sizes ---------------------------------------
+
+
+def test_readme_defaults():
+  game = games.make("go", size=9)
+  assert game.komi == 7.5 and game.superko
+  assert game.move_cap == 2 * 81 and game.pass_action == 81
+  # AlphaZero planes: 8 positions of each colour and the colour to play.
+  assert game.observation_shape == (9, 9, 17)
+
+
+@pytest.mark.parametrize("size,nbytes", [(9, 2228), (19, 9788)])
+def test_state_bytes_per_game(size, nbytes):
+  # mctx keeps one state per tree node, so the README quotes these.
+  state = games.make("go", size=size).init(jax.random.key(0))
+  assert sum(x.nbytes for x in jax.tree.leaves(state)) == nbytes
+
+
+def test_step_under_jit_and_vmap_makes_no_host_round_trip():
+  game = games.make("go", size=9)
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 4))
+  hlo = jax.jit(jax.vmap(game.step)).lower(
+      states, jnp.zeros(4, jnp.int32)).as_text()
+  assert "callback" not in hlo.lower() and "outfeed" not in hlo.lower()

@@ -1,0 +1,75 @@
+"""The README's Go 9x9 figures are the committed run's: each figure is read
+from `checkpoints/go9/metrics.jsonl` or `docs/go9_learning_curve.json` and
+must appear, so written, in the README (an edit to either side that breaks
+the agreement fails here)."""
+
+import json
+import os
+
+from alphago_jax.evaluation import stats
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def _read(*path):
+  with open(os.path.join(ROOT, *path), encoding="utf-8") as f:
+    return f.read()
+
+
+README = " ".join(_read("README.md").split())  # one line: phrases may wrap
+METRICS = [json.loads(l) for l in _read(
+    "checkpoints", "go9", "metrics.jsonl").splitlines()]
+CURVE = json.loads(_read("docs", "go9_learning_curve.json"))
+
+
+def said(phrase):
+  assert phrase in README, f"README does not say {phrase!r}"
+
+
+def test_run_size_and_loss():
+  assert [m["iteration"] for m in METRICS] == list(range(1, 49))
+  games = sum(m["games_finished"] for m in METRICS)
+  hours = sum(m["seconds"] for m in METRICS) / 3600
+  said(f"{hours:.2f} hours of summed iteration time and {len(METRICS)} "
+       f"iterations ({games:,.0f} games)")
+  said(f"The loss fell from {METRICS[0]['loss']:.2f} to "
+       f"{METRICS[-1]['loss']:.2f} (iteration means)")
+
+
+def test_raw_policy_against_random():
+  by_it = {m["iteration"]: m for m in METRICS if "random_policy_losses" in m}
+  said(f"losing {by_it[10]['random_policy_losses']:.0f} of 32 games against "
+       f"random play (iteration 10)")
+  wins = {i: m["random_policy_as_first_wins"] + m[
+      "random_policy_as_second_wins"] for i, m in by_it.items()}
+  assert {wins[i] for i in (25, 30, 35, 40, 45)} == {32}
+  said("winning 32 of 32 (iterations 25–45)")
+
+
+def _result(player, opponent):
+  for r in CURVE["results"]:
+    if (r["player"], r["opponent"]) == (player, opponent):
+      return r
+  raise KeyError((player, opponent))
+
+
+def test_target_match_and_elo():
+  r = _result("UCT-16", "iter 48")
+  wins, n = r["losses"], r["wins"] + r["draws"] + r["losses"]
+  lo, hi = stats.wilson_interval(wins, n)
+  said(f"won {wins} of {n} games (95% Wilson interval "
+       f"{100 * lo:.1f}–{100 * hi:.0f}%)")
+  r0 = _result("UCT-16", "iter 0")
+  said(f"the untrained network with search already won {r0['losses']} of "
+       f"{r0['wins'] + r0['losses'] + r0['draws']}")
+  elo = CURVE["elo"]
+  said(f"UCT-16 rates only +{elo['UCT-16']['rating']:.0f} Elo")
+  lo48, hi48 = elo["iter 48"]["interval"]
+  said(f"from +{elo['iter 0']['rating']:.0f} at iteration 0 to "
+       f"+{elo['iter 48']['rating']:.0f} [+{lo48:.0f}, +{hi48:.0f}] at "
+       f"iteration 48")
+  said(f"GNU Go level 1 (+{elo['GNU Go 1']['rating']:.0f})")
+  # "still win every game" against every snapshot and UCT-16.
+  for r in CURVE["results"]:
+    if r["player"].startswith("GNU Go"):
+      assert r["losses"] == r["draws"] == 0, r
