@@ -290,6 +290,7 @@ def test_random_superko_games_agree_with_gnugo_superko():
 @pytest.mark.slow
 def test_many_random_superko_games_agree_with_gnugo_superko():
   cov = run_oracle(5, 500, 450, seed=1, superko=True)
+  assert_covered(cov, two_pass_ends=True)
   assert cov.superko_positions > 0, cov
 
 
