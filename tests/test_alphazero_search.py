@@ -108,10 +108,48 @@ def test_no_illegal_child_is_ever_expanded(qtransform):
   assert np.all(visits[live][~legal[live]] == 0)
 
 
-def test_gumbel_with_no_noise_is_deterministic():
-  a = run_search([], GUMBEL, seed=1)
-  b = run_search([], GUMBEL, seed=2)
-  np.testing.assert_array_equal(a.action_weights, b.action_weights)
+# A fixed random linear map from the observation to 9 logits and a value.
+LINEAR_W = np.random.default_rng(0).normal(
+    size=(int(np.prod(GAME.observation_shape)), GAME.num_actions + 1)
+).astype(np.float32)
+
+
+def linear_net(variables, obs, legal):
+  """Priors that differ by move, so Gumbel's improved policy is not uniform
+  (under `zero_net` it is, whatever the noise)."""
+  del variables, legal
+  x = obs.reshape(obs.shape[0], -1).astype(jnp.float32) @ LINEAR_W
+  return x[:, :-1], jnp.tanh(x[:, -1])
+
+
+@pytest.mark.parametrize("gumbel_scale", [0.0, 1.0])
+def test_gumbel_noise_alone_makes_the_search_random(gumbel_scale):
+  # Sampling on at move 0: the move played is Gumbel's own choice,
+  # argmax(g + logits + sigma(q)), the one the noise g acts on directly.
+  config = dataclasses.replace(GUMBEL, gumbel_scale=gumbel_scale,
+                               temperature_moves=1)
+  run = jax.jit(functools.partial(search.alphazero_search, GAME, linear_net,
+                                  None, config=config))
+  # 8 copies of the empty board per call, two keys: 16 searches.
+  outs = [run(jax.random.key(seed), batch(position([]), 8))
+          for seed in (1, 2)]
+  visits = np.concatenate([np.asarray(o.visit_counts) for o in outs])
+  actions = np.concatenate([np.asarray(o.action) for o in outs])
+  assert np.all(visits.sum(-1) == 32)
+  if gumbel_scale == 0:
+    # Every search is the same search: same visits, weights and move...
+    np.testing.assert_array_equal(visits, visits[:1].repeat(16, 0))
+    np.testing.assert_array_equal(actions, actions[0])
+    np.testing.assert_array_equal(outs[0].action_weights,
+                                  outs[1].action_weights)
+    # ...and a non-trivial one: sequential halving favoured some moves and
+    # the improved policy is far from uniform (1/9 each under `zero_net`).
+    assert visits[0].max() >= 3 * visits[0].min()
+    assert np.max(outs[0].action_weights[0]) > 0.5
+  else:
+    # Different noise: different root visits and moves.
+    assert len(np.unique(visits, axis=0)) > 1
+    assert len(np.unique(actions)) > 1
 
 
 def test_temperature_samples_early_moves():
