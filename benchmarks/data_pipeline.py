@@ -31,7 +31,6 @@ import sys
 import time
 
 import jax
-import numpy as np
 
 from alphago_jax import data as data_lib
 from alphago_jax.data import features

@@ -10,9 +10,10 @@ replayed), and a `history` that gives every stone its age (see
 three per-move planes (`capture_size`, `self_atari_size`,
 `liberties_after_move`) from chain bit sets instead of playing all N²
 moves with `Go.step`: ~20x faster on 19x19 (46 planes, batch 128, 2 CPU
-cores: ~2,000 against ~80 positions/s; `benchmarks/data_pipeline.py`), which
-is what lets the data pipeline outrun training on CPU. `feature_batch` does both for a batch and
-applies one random board symmetry per example to the planes and the label.
+cores: ~2,000 against ~80 positions/s; `benchmarks/data_pipeline.py`),
+which is what lets the data pipeline outrun training on CPU.
+`feature_batch` does both for a batch and applies one random board
+symmetry per example to the planes and the label.
 """
 
 from __future__ import annotations

@@ -3,18 +3,19 @@
 A position is stored as what the engine needs to rebuild its `GoState`
 inside a compiled step (`features.rebuild_state`), not as float planes:
 
-| array      | dtype, shape              | meaning                                |
-|------------|---------------------------|----------------------------------------|
-| `stones`   | uint8 `[P, 2, ⌈N²/8⌉]`    | Black, White stones, `np.packbits`     |
-| `recent`   | int16 `[P, 7]`            | the last 7 engine actions, most recent |
-|            |                           | first (pass `N²`, -1 before the start) |
-| `ply`      | int16 `[P]`               | engine moves played (passes included)  |
-| `ko`       | int16 `[P]`               | simple-ko point, -1 for none           |
-| `to_play`  | int8 `[P]`                | BLACK 0 / WHITE 1                      |
-| `action`   | int16 `[P]`               | the move played (label), pass `N²`     |
-| `outcome`  | int8 `[P]`                | +1 the mover won, -1 lost, 0 draw or   |
-|            |                           | unknown (for a value network)          |
-| `game`     | int32 `[P]`               | index into the split's games           |
+| array    | dtype, shape           | meaning                              |
+|----------|------------------------|--------------------------------------|
+| `stones` | uint8 `[P, 2, ⌈N²/8⌉]` | Black, White stones, `np.packbits`   |
+| `recent` | int16 `[P, 7]`         | the last 7 engine actions, most      |
+|          |                        | recent first (pass `N²`, -1 before   |
+|          |                        | the start)                           |
+| `ply`    | int16 `[P]`            | engine moves played (passes too)     |
+| `ko`     | int16 `[P]`            | simple-ko point, -1 for none         |
+| `to_play`| int8 `[P]`             | BLACK 0 / WHITE 1                    |
+| `action` | int16 `[P]`            | the move played (label), pass `N²`   |
+| `outcome`| int8 `[P]`             | +1 the mover won, -1 lost, 0 draw or |
+|          |                        | unknown (for a value network)        |
+| `game`   | int32 `[P]`            | index into the split's games         |
 
 118 bytes a position on 19x19, against 2.9 KB for the 8 int8 history boards
 and 66 KB for the 46 float32 planes. The stones' ages (`turns_since`) come
