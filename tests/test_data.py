@@ -442,3 +442,15 @@ def test_stream_is_deterministic_resumable_and_covers_each_epoch(small_cache):
              for a in batch.values())
   with pytest.raises(ValueError, match="fewer than one batch"):
     next(data.batches(train, n + 1))
+
+
+def test_sequential_batches_read_a_split_once_in_order(small_cache):
+  *_, cache = small_cache
+  test = cache.split("test")
+  out = list(data.sequential_batches(test, 8))
+  assert len(out) == -(-len(test) // 8)
+  valid = np.concatenate([b["valid"] for b in out])
+  assert valid.sum() == len(test) and all(len(b["action"]) == 8 for b in out)
+  np.testing.assert_array_equal(
+      np.concatenate([b["action"] for b in out])[valid], np.asarray(
+          test.action))

@@ -14,7 +14,8 @@ example.
       out = step(batch, key)   # planes [256, 19, 19, 46], action [256]
 """
 
-from alphago_jax.data.batches import batches, epoch_order
+from alphago_jax.data.batches import (batches, epoch_order,
+                                      sequential_batches)
 from alphago_jax.data.features import (alphago_planes, feature_batch,
                                        make_feature_fn, rebuild_state)
 from alphago_jax.data.positions import (CacheError, DatasetConfig,
@@ -35,5 +36,6 @@ __all__ = [
     "epoch_order", "feature_batch", "filter_reason", "game_key",
     "iter_records", "iter_sgf_files", "load_records", "make_feature_fn",
     "open_cache", "prepare", "rank_value", "rebuild_state",
-    "replay_positions", "select_games", "split_of", "split_records",
+    "replay_positions", "select_games", "sequential_batches", "split_of",
+    "split_records",
 ]

@@ -8,6 +8,7 @@ batch the rows are read in index order (neighbouring rows share pages of
 the memory-mapped cache); the batch's composition is what is random.
 Batches are small (118 bytes a position on 19x19), so the host side costs
 little next to the compiled feature step (`features.make_feature_fn`).
+`sequential_batches` reads a split once in order, for evaluation.
 """
 
 from __future__ import annotations
@@ -60,3 +61,20 @@ def batches(positions: Positions, batch_size: int, seed: int = 0, *,
     index = np.sort(order[i * batch_size:(i + 1) * batch_size])
     yield positions.take(index)
     step += 1
+
+
+def sequential_batches(positions: Positions, batch_size: int
+                       ) -> Iterator[Dict[str, np.ndarray]]:
+  """One pass over `positions` in order (evaluation), every batch of
+  `batch_size` rows: the last one is padded with copies of row 0. Each
+  batch has `valid`, bool `[B]`, False on padding."""
+  n = len(positions)
+  if not isinstance(batch_size, int) or batch_size < 1:
+    raise ValueError(f"batches: batch_size must be a positive integer, got "
+                     f"{batch_size!r}")
+  for start in range(0, n, batch_size):
+    index = np.arange(start, start + batch_size)
+    valid = index < n
+    batch = positions.take(np.where(valid, index, 0))
+    batch["valid"] = valid
+    yield batch

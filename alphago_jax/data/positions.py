@@ -252,6 +252,9 @@ def _process_file(args):
         arrays = replay_positions(record)
       except sgf.SGFError as e:
         report.skip(record.source, e.reason, str(e))
+      except Exception as e:  # noqa: BLE001 - one record never ends a build
+        report.skip(record.source, "unexpected",
+                    f"{type(e).__name__}: {e}")
       else:
         arrays["stones"] = pack_stones(arrays["stones"])
         meta = {"source": record.source, "black": record.black_name,
