@@ -33,13 +33,35 @@ def test_score_counts_draws_half():
                                                               abs=1e-3)
 
 
+@pytest.mark.parametrize("k,n,lower,upper", [
+    (81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605),
+    (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)])
+def test_wilson_interval_matches_newcombe_table_i(k, n, lower, upper):
+  # Newcombe (1998), "Two-sided confidence intervals for the single
+  # proportion", Table I, method 3 (Wilson score, no continuity correction).
+  lo, hi = evaluation.wilson_interval(k, n)
+  assert round(lo, 4) == lower and round(hi, 4) == upper
+
+
+@pytest.mark.parametrize("k1,n1,k2,n2,lower,upper", [
+    (56, 70, 48, 80, 0.0524, 0.3339), (9, 10, 3, 10, 0.1705, 0.8090)])
+def test_difference_interval_matches_newcombe_table_ii(k1, n1, k2, n2, lower,
+                                                       upper):
+  # Newcombe (1998), "Interval estimation for the difference between
+  # independent proportions", Table II, method 10 (hybrid score).
+  lo, hi = evaluation.difference_interval(k1, n1, k2, n2)
+  assert round(lo, 4) == lower and round(hi, 4) == upper
+  # Swapping the samples negates the interval.
+  lo2, hi2 = evaluation.difference_interval(k2, n2, k1, n1)
+  assert lo2 == pytest.approx(-hi) and hi2 == pytest.approx(-lo)
+
+
 def test_elo_interval_maps_the_wilson_interval():
   lo, hi = evaluation.elo_interval(60, 0, 40)
-  plo, phi = evaluation.wilson_interval(60, 100)
-  # Wilson 60/100: [0.5020, 0.6906] -> Elo [+1.4, +139.3].
-  assert plo == pytest.approx(0.5020, abs=1e-4)
-  assert lo == pytest.approx(400 * math.log10(plo / (1 - plo)))
-  assert hi == pytest.approx(400 * math.log10(phi / (1 - phi)))
+  # Wilson 60/100: [0.5020, 0.6906] -> 400 log10(p / (1 - p)): [+1.39,
+  # +139.48] Elo.
+  assert lo == pytest.approx(1.39, abs=0.01)
+  assert hi == pytest.approx(139.48, abs=0.01)
   assert lo < evaluation.elo_difference(60, 0, 40) < hi
   # A perfect score bounds the difference from below only.
   lo, hi = evaluation.elo_interval(0, 1000, 0)
