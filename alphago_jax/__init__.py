@@ -2,10 +2,11 @@
 
 Subpackages: `games` (pure game cores), `search` (mctx-based UCT, Monte Carlo,
 exact solvers), `evaluation` (arena, statistics); `models` and `training` hold
-the networks and the self-play/learn loop.
+the networks and the self-play/learn loop; `data` reads expert game records
+into a compact position cache and streams training batches.
 """
 
-from alphago_jax import evaluation, games, search
+from alphago_jax import data, evaluation, games, search
 
 __version__ = "0.1.0"
-__all__ = ["evaluation", "games", "search", "__version__"]
+__all__ = ["data", "evaluation", "games", "search", "__version__"]
