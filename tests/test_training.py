@@ -195,14 +195,42 @@ def test_deterministic_for_a_seed(three_iterations):
 
 
 def test_loss_falls():
-  # Self-play targets move as the network improves, so compare the first
-  # step (random init) with the last iterations, and the policy's distance
-  # to its search targets (the loss less the targets' entropy).
-  _, history = training.train(GAME, CONFIG, seed=0, num_iterations=12)
-  losses = [h["loss"] for h in history]
-  assert np.mean(losses[-3:]) < 0.85 * history[0]["loss_first"], losses
-  kl = [h["policy_kl"] for h in history]
-  assert np.mean(kl[-3:]) < np.mean(kl[:3]), kl
+  # One run is noisy (over 100 seeds, the 12-iteration ratio below ranged
+  # 0.74-1.11), so the median of 5 seeds of 80 iterations (one compilation,
+  # ~1 s a seed). Figures are from 100 seeds: group medians of 5, and, for
+  # contrast, the same runs with the parameter update removed.
+  loss_ratio, kl_ratio, value_ratio = [], [], []
+  for seed in range(5):
+    state, history = training.train(GAME, CONFIG, seed=seed,
+                                    num_iterations=80)
+    # The logged loss, last iterations against the first step (random
+    # init): learning <= 0.59, without updates >= 0.94.
+    losses = [h["loss"] for h in history]
+    loss_ratio.append(np.mean(losses[-5:]) / history[0]["loss_first"])
+    # Self-play targets move as the network improves, so the logged loss
+    # could also fall by easier targets: on the same data, the final buffer,
+    # the trained network must fit both targets better than its own init
+    # (without updates the ratios are exactly 1). Over 20 seeds, per seed:
+    # policy KL <= 0.47, value loss <= 0.69.
+    assert int(state.buffer.size) == CONFIG.buffer_capacity  # One shape.
+    init = training.init_train_state(GAME, CONFIG, seed)
+    before, after = (buffer_fit(params, state.batch_stats, state.buffer.data)
+                     for params in (init.params, state.params))
+    kl_ratio.append(after["policy_kl"] / before["policy_kl"])
+    value_ratio.append(after["value_loss"] / before["value_loss"])
+  assert np.median(loss_ratio) < 0.75, loss_ratio
+  assert np.median(kl_ratio) < 0.7, kl_ratio
+  assert np.median(value_ratio) < 0.85, value_ratio
+
+
+@jax.jit
+def buffer_fit(params, batch_stats, data):
+  """The loss terms of `params` on all of `data`. Batch norm is in training
+  mode: it normalises by the data's own statistics, not `batch_stats`."""
+  _, (_, metrics) = training.loss_fn(
+      params, batch_stats, data, weight_decay=0.0,
+      network=models.make_network(GAME, CONFIG.model))
+  return metrics
 
 
 # --- checkpoints and metrics -------------------------------------------------
