@@ -1,0 +1,366 @@
+"""Lean Go playouts: what a rollout needs and nothing more, for `vmap`.
+
+The full engine (`games.go.Go`) is the reference for everything else; this
+module only plays a game out from a position and scores it. A playout keeps
+the chain-id board of the full engine (so converting a `GoState` is free) and
+drops what a rollout never reads: superko hashes, observation history, the
+full legal mask.
+
+Rules of a playout (those of `Go(superko=False)`):
+
+* simple ko; the game ends after two consecutive passes or when the game's
+  move cap (`Go.move_cap`, counted from the start of the game) is reached;
+  the final board is scored Tromp-Taylor (`black - white - komi`).
+* Eye rule: a policy never fills the mover's own one-point eye. An empty
+  point is an eye of the mover when each orthogonal neighbour is the mover's
+  stone or off the board, and the opponent holds fewer than two of its
+  diagonal points, or none when the point is on the edge (GNU Go's and
+  Pachi's playout rule; false eyes can be filled).
+* A player passes only when no legal non-eye point is left, so random games
+  end (9×9: about 110 moves) instead of filling every eye.
+
+How one step works, and why (XLA on CPU; one game written, `vmap`ped):
+every map over the N² points is built from shifted copies of the board
+(neighbours as slices, not gathers), which XLA fuses into a few loops. The
+state carries, per stone, whether its chain is in atari; from it the exact
+legal mask is one dense expression (a point is legal iff it is empty, not
+the ko point, and next to an empty point, an own chain not in atari or an
+opponent chain in atari), so a step samples once from `legal & ~eye` and
+never retries. Playing `p` reads its four neighbours (the only gather), finds
+their chains by comparing the board with their ids (`[4, N²]`, no flood
+fill), removes the opponent chains in atari and relabels the merged chain.
+The atari flags are then measured again: each stone's smallest and largest
+empty neighbour come from shifted maps, a chain's by one segment max over the
+chain ids (one scatter of N² values and one gather back), and a chain is in
+atari iff the two agree. We tried keeping the flags incrementally (measure
+again only the chains next to `p`), but a capture frees liberties of any
+number of the mover's chains, and the masked reductions cost as much as the
+scatter on XLA CPU; the C engines' linked lists of chain stones have no cheap
+XLA counterpart. Sampling is one max-reduction over per-point hash keys
+that carry the point index in their low bits.
+
+Policies (`POLICIES`, by name; `register_policy` adds one, e.g. the learned
+pattern policy):
+
+* `"random"`: uniform over legal non-eye points.
+* `"heuristic"`: the MCTS-era rule: a capture if there is one, else a move
+  that saves one of the mover's chains in atari (a point next to it: its last
+  liberty), else uniform; uniform within a tier, eyes never filled.
+
+A policy is `fn(playout: GoPlayout, state: PlayoutState) -> logits` (float32
+`[N²]`, or None for uniform); the playout samples `argmax(logits + Gumbel)`
+over the candidates (so equal logits are uniform), which keeps every move
+legal whatever the policy says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Callable, Dict, Optional, Union
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from alphago_jax.games import go as go_lib
+
+BLACK, WHITE = go_lib.BLACK, go_lib.WHITE
+_INDEX_BITS = 9            # point index in the low bits of a sample key
+_WEYL = 0x9E3779B9
+
+
+@struct.dataclass
+class PlayoutState:
+  """One game being played out.
+
+  Attributes:
+    board: int16 `[N²]`, the full engine's signed chain-id board.
+    ko: int32 `[]`, the point forbidden by simple ko, or -1.
+    passes: int32 `[]`, consecutive passes just played.
+    to_play: int32 `[]`, the player to move (0 Black, 1 White).
+    moves: int32 `[]`, moves (and passes) played since the start of the game.
+    atari: bool `[N²]`, stones whose chain has exactly one liberty.
+    last_move: int32 `[]`, the last action played in the playout (N² for a
+      pass), -1 before the first.
+    done: bool `[]`, two passes or the move cap.
+    seed: uint32 `[2]`, this playout's random stream (its counter is
+      `moves`).
+  """
+  board: chex.Array
+  ko: chex.Array
+  passes: chex.Array
+  to_play: chex.Array
+  moves: chex.Array
+  atari: chex.Array
+  last_move: chex.Array
+  done: chex.Array
+  seed: chex.Array
+
+
+# (playout, state) -> float32 [N²] logits, or None for uniform.
+RolloutPolicy = Callable[["GoPlayout", PlayoutState], Optional[chex.Array]]
+
+
+def _mix32(x):
+  x = x ^ (x >> 16)
+  x = x * jnp.uint32(0x7FEB352D)
+  x = x ^ (x >> 15)
+  x = x * jnp.uint32(0x846CA68B)
+  return x ^ (x >> 16)
+
+
+@functools.lru_cache(maxsize=None)
+def _static(size: int):
+  n2 = size * size
+  idx = np.arange(n2)
+  row, col = idx // size, idx % size
+  edge = (row == 0) | (row == size - 1) | (col == 0) | (col == size - 1)
+  return row.astype(np.int32), col.astype(np.int32), edge
+
+
+@dataclasses.dataclass(frozen=True)
+class GoPlayout:
+  """Playouts of `game` with a rollout policy (a name in `POLICIES`)."""
+  game: go_lib.Go
+  policy: Union[str, RolloutPolicy] = "random"
+
+  def __post_init__(self):
+    if not isinstance(self.game, go_lib.Go):
+      raise ValueError(f"GoPlayout needs a Go game, got {self.game!r}")
+    if isinstance(self.policy, str) and self.policy not in POLICIES:
+      raise ValueError(f"unknown rollout policy {self.policy!r}; known: "
+                       f"{', '.join(sorted(POLICIES))}")
+    # The sampler keeps a point index in _INDEX_BITS bits: 19×19 fits.
+    assert self.game.num_points < 2 ** _INDEX_BITS
+
+  @property
+  def size(self) -> int:
+    return self.game.size
+
+  @property
+  def num_points(self) -> int:
+    return self.game.num_points
+
+  @property
+  def policy_fn(self) -> RolloutPolicy:
+    return POLICIES[self.policy] if isinstance(self.policy, str) else (
+        self.policy)
+
+  # -- Dense neighbourhood maps ---------------------------------------------
+
+  def shifts(self, x: chex.Array, fill) -> tuple:
+    """The value of each point's up, down, left and right neighbour `[N²]`
+    each (`fill` off the board), as slices that XLA fuses."""
+    n = self.size
+    f = jnp.full((n,), fill, x.dtype)
+    up = jnp.concatenate([f, x[..., :-n]], axis=-1)
+    down = jnp.concatenate([x[..., n:], f], axis=-1)
+    _, col, _ = _static(n)
+    left = jnp.where(col == 0, f[0],
+                     jnp.concatenate([f[:1], x[..., :-1]], axis=-1))
+    right = jnp.where(col == n - 1, f[0],
+                      jnp.concatenate([x[..., 1:], f[:1]], axis=-1))
+    return up, down, left, right
+
+  def own_eyes(self, board: chex.Array, player: chex.Array) -> chex.Array:
+    """bool `[N²]`: the one-point eyes of `player` (see the eye rule)."""
+    sign = jnp.where(player == BLACK, 1, -1).astype(board.dtype)
+    rel = board * sign
+    own_or_edge = rel > 0
+    opp = rel < 0
+    u, d, l, r = self.shifts(own_or_edge, True)
+    surrounded = u & d & l & r
+    ou, od, _, _ = self.shifts(opp, False)
+    diag = sum(a.astype(jnp.int32) for s in (ou, od)
+               for a in self.shifts(s, False)[2:])
+    _, _, edge = _static(self.size)
+    return (board == 0) & surrounded & (diag + edge.astype(jnp.int32) < 2)
+
+  # -- Playout --------------------------------------------------------------
+
+  def init(self, key: chex.PRNGKey, state: go_lib.GoState) -> PlayoutState:
+    """A playout of `state` (one game); `key` is consumed."""
+    seed = jax.random.bits(key, (2,), jnp.uint32)
+    return PlayoutState(
+        board=state.board, ko=state.ko.astype(jnp.int32),
+        passes=state.passes.astype(jnp.int32),
+        to_play=state.current_player.astype(jnp.int32),
+        moves=state.step_count.astype(jnp.int32),
+        atari=self.in_atari(state.board), last_move=jnp.int32(-1),
+        done=state.terminated, seed=seed)
+
+  def _sample(self, s: PlayoutState, cand: chex.Array):
+    """(point, any) : a draw from the policy over `cand`."""
+    n2 = self.num_points
+    idx = jnp.arange(n2, dtype=jnp.uint32)
+    ctr = s.moves.astype(jnp.uint32) * jnp.uint32(n2) + idx
+    bits = _mix32(_mix32(ctr * jnp.uint32(_WEYL) + s.seed[0]) ^ s.seed[1])
+    logits = self.policy_fn(self, s)
+    if logits is None:
+      # Uniform: the largest random key wins; its low bits carry the index,
+      # so one max-reduction both samples and locates (bit 9 keeps it > 0).
+      mask = jnp.uint32(~((1 << (_INDEX_BITS + 1)) - 1) & 0xFFFFFFFF)
+      keyed = (bits & mask) | jnp.uint32(1 << _INDEX_BITS) | idx
+      best = jnp.max(jnp.where(cand, keyed, jnp.uint32(0)))
+      return ((best & jnp.uint32((1 << _INDEX_BITS) - 1)).astype(jnp.int32),
+              best > 0)
+    u = ((bits >> 8).astype(jnp.float32) + 0.5) * (1.0 / (1 << 24))
+    g = jnp.where(cand, logits - jnp.log(-jnp.log(u)), -jnp.inf)
+    return jnp.argmax(g).astype(jnp.int32), jnp.any(cand)
+
+  def liberty_extremes(self, board: chex.Array):
+    """int32 `[N²]` each: the smallest and largest liberty of the chain of
+    each stone (N² and -1 for empty points).
+
+    Each stone's extreme empty neighbours come from shifted maps; a chain's
+    are then one segment max over the chain ids (a scatter, and a gather
+    back): the only scatter of a step.
+    """
+    n2 = self.num_points
+    empty = board == 0
+    big = jnp.int32(n2)
+    idx = jnp.arange(n2, dtype=jnp.int32)
+    e_nb = self.shifts(empty, False)
+    i_nb = self.shifts(idx, 0)
+    lo = functools.reduce(jnp.minimum, [jnp.where(e, i, big)
+                                         for e, i in zip(e_nb, i_nb)])
+    hi = functools.reduce(jnp.maximum, [jnp.where(e, i, -1)
+                                         for e, i in zip(e_nb, i_nb)])
+    chain = jnp.where(empty, n2, jnp.abs(board).astype(jnp.int32) - 1)
+    ext = jnp.full((n2 + 1, 2), -big - 1, jnp.int32).at[chain].max(
+        jnp.stack([hi, -lo], axis=-1), mode="promise_in_bounds")
+    per_stone = ext[chain]
+    return -per_stone[:, 1], per_stone[:, 0]
+
+  def in_atari(self, board: chex.Array) -> chex.Array:
+    """bool `[N²]`: stones whose chain has exactly one liberty."""
+    lo, hi = self.liberty_extremes(board)
+    return (board != 0) & (hi >= 0) & (lo == hi)
+
+  def legal_points(self, board, player, ko, atari=None) -> chex.Array:
+    """bool `[N²]`: the points `player` may play (simple ko, no suicide)."""
+    if atari is None:
+      atari = self.in_atari(board)
+    sign = jnp.where(player == BLACK, 1, -1).astype(board.dtype)
+    rel = board * sign
+    empty = board == 0
+    breath = (empty | ((rel > 0) & ~atari) | ((rel < 0) & atari))
+    ok = functools.reduce(jnp.logical_or, self.shifts(breath, False))
+    return empty & ok & (jnp.arange(self.num_points) != ko)
+
+  def step(self, s: PlayoutState) -> PlayoutState:
+    """One move (or pass) of one game; a done state is returned unchanged."""
+    n2, n = self.num_points, self.size
+    board, atari = s.board, s.atari
+    sign = jnp.where(s.to_play == BLACK, 1, -1).astype(jnp.int16)
+    idx = jnp.arange(n2, dtype=jnp.int32)
+    cand = (self.legal_points(board, s.to_play, s.ko, atari)
+            & ~self.own_eyes(board, s.to_play))
+    p, any_cand = self._sample(s, cand)
+
+    # The four neighbours of p (0 off the board).
+    rp, cp = p // n, p % n
+    nbr = jnp.clip(jnp.stack([p - n, p + n, p - 1, p + 1]), 0, n2 - 1)
+    on = jnp.stack([rp > 0, rp < n - 1, cp > 0, cp < n - 1])
+    nb = jnp.where(on, board[nbr], 0)                        # [4]
+    friendly = nb * sign > 0
+    hostile = nb * sign < 0
+    dead = hostile & atari[nbr]
+    nb_empty = on & (nb == 0)
+
+    member = board[None, :] == nb[:, None]                   # [4, N²]
+    captured = jnp.any(member & dead[:, None], axis=0)
+    joins = jnp.any(member & friendly[:, None], axis=0) | (idx == p)
+    new_id = sign * (p + 1).astype(jnp.int16)
+    played = jnp.where(captured, jnp.int16(0),
+                       jnp.where(joins, new_id, board))
+    # Ko: a lone stone that took one stone and has no other liberty.
+    lone_take = ((jnp.sum(captured) == 1) & ~jnp.any(friendly)
+                 & ~jnp.any(nb_empty))
+    taken = jnp.sum(jnp.where(dead, jnp.abs(nb).astype(jnp.int32) - 1, 0))
+    new_ko = jnp.where(lone_take, taken, -1)
+
+    move = any_cand & ~s.done
+    passed = ~any_cand & ~s.done
+    turn = move | passed
+    moves = s.moves + turn.astype(jnp.int32)
+    passes = jnp.where(passed, s.passes + 1, jnp.where(move, 0, s.passes))
+    done = s.done | (passes >= 2) | (moves >= self.game.move_cap)
+    return s.replace(
+        board=jnp.where(move, played, board),
+        atari=jnp.where(move, self.in_atari(played), atari),
+        ko=jnp.where(move, new_ko, jnp.where(passed, -1, s.ko)),
+        passes=passes,
+        to_play=jnp.where(turn, 1 - s.to_play, s.to_play),
+        moves=moves,
+        last_move=jnp.where(move, p, jnp.where(passed, n2, s.last_move)),
+        done=done)
+
+  def run(self, s: PlayoutState) -> PlayoutState:
+    """Steps one game until it is done."""
+    return jax.lax.while_loop(lambda t: ~t.done, self.step, s)
+
+  def score(self, board: chex.Array) -> chex.Array:
+    """Tromp-Taylor `black - white - komi` of a board `[N²]`."""
+    empty = board == 0
+
+    def reach(seed):
+      def body(c):
+        r, _ = c
+        grown = r | (empty & functools.reduce(
+            jnp.logical_or, self.shifts(r, False)))
+        return grown, jnp.any(grown != r)
+      return jax.lax.while_loop(lambda c: c[1], body,
+                                (seed, jnp.bool_(True)))[0]
+
+    black, white = reach(board > 0), reach(board < 0)
+    diff = jnp.sum(black & ~white) - jnp.sum(white & ~black)
+    return diff.astype(jnp.float32) - jnp.float32(self.game.komi)
+
+  def outcome(self, s: PlayoutState) -> chex.Array:
+    """float32 `[2]`: +1/-1 (0 for a jigo) per player of a done playout."""
+    sc = self.score(s.board)
+    black = jnp.sign(sc)
+    return jnp.stack([black, -black]).astype(jnp.float32)
+
+  def rollout(self, key: chex.PRNGKey, state: go_lib.GoState) -> chex.Array:
+    """`search.random_rollout`'s contract: float32 `[2]`, the outcome of
+    playing `state` (one game) out with the policy; zeros if terminal."""
+    final = self.run(self.init(key, state))
+    return jnp.where(state.terminated, 0.0, self.outcome(final))
+
+
+# -- Rollout policies --------------------------------------------------------
+
+def _uniform(playout: GoPlayout, state: PlayoutState) -> None:
+  del playout, state
+  return None
+
+
+def _heuristic(playout: GoPlayout, state: PlayoutState) -> chex.Array:
+  board = state.board
+  sign = jnp.where(state.to_play == BLACK, 1, -1).astype(board.dtype)
+  rel = board * sign
+  near = lambda m: functools.reduce(jnp.logical_or,
+                                    playout.shifts(m, False))
+  # The last liberty of a chain in atari is the only empty point next to it.
+  capture = near(state.atari & (rel < 0))
+  save = near(state.atari & (rel > 0))
+  # Tiers far apart next to the Gumbel noise (|g| < 20 in float32): a
+  # capture beats a save beats any other point.
+  return jnp.where(capture, 2e4, jnp.where(save, 1e4, 0.0)).astype(
+      jnp.float32)
+
+
+POLICIES: Dict[str, RolloutPolicy] = {
+    "random": _uniform,
+    "heuristic": _heuristic,
+}
+
+
+def register_policy(name: str, policy: RolloutPolicy) -> None:
+  """Makes `GoPlayout(game, policy=name)` use `policy`."""
+  POLICIES[name] = policy
