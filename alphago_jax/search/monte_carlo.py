@@ -1,4 +1,5 @@
-"""Pure Monte Carlo move selection: equal random rollouts per legal move."""
+"""Pure Monte Carlo move selection: equal rollouts per legal move (random,
+or for Go any policy of the lean playout path)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ import jax.numpy as jnp
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
-from alphago_jax.search.rollout import hash_prng_key, random_rollout
+from alphago_jax.search.rollout import hash_prng_key, rollout_fn
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class MonteCarloConfig:
   """Attributes:
-    rollouts_per_action: random rollouts after each legal move.
+    rollouts_per_action: rollouts after each legal move.
+    rollout_policy: the rollout policy by name (`rollout.rollout_fn`).
   """
   rollouts_per_action: int
+  rollout_policy: str = "random"
 
   def __post_init__(self):
     n = self.rollouts_per_action
@@ -28,14 +31,14 @@ class MonteCarloConfig:
 
 
 def _one(game: game_base.Game, key: chex.PRNGKey, state: game_base.State,
-         rollouts: int) -> base.SearchOutput:
+         rollouts: int, play_out) -> base.SearchOutput:
   mover = state.current_player
   actions = jnp.arange(game.num_actions, dtype=jnp.int32)
 
   def action_value(key, action):
     child = game.step(state, action)
     keys = jax.random.split(key, rollouts)
-    future = jax.vmap(lambda k: random_rollout(game, k, child))(keys)
+    future = jax.vmap(lambda k: play_out(k, child))(keys)
     # Mean result for the mover in [-1, 1]: the move's reward plus the rest.
     return child.rewards[mover] + jnp.mean(future[:, mover])
 
@@ -57,8 +60,9 @@ def monte_carlo_search(game: game_base.Game, key: chex.PRNGKey,
   batch = base.check_batch(states)
   # The rollouts draw from the cheap hash PRNG; see rollout.py.
   keys = jax.random.split(hash_prng_key(key), batch)
-  return jax.vmap(lambda k, s: _one(game, k, s, config.rollouts_per_action)
-                  )(keys, states)
+  play_out = rollout_fn(game, config.rollout_policy)
+  return jax.vmap(lambda k, s: _one(game, k, s, config.rollouts_per_action,
+                                    play_out))(keys, states)
 
 
 def monte_carlo_agent(game: game_base.Game,

@@ -16,6 +16,7 @@ decisions only; searches seed it once from the caller's key
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import chex
 import jax
@@ -23,6 +24,8 @@ import jax.extend.random as jax_random_ext
 import jax.numpy as jnp
 
 from alphago_jax.games import base
+from alphago_jax.games import go as go_lib
+from alphago_jax.games import go_playout
 
 # Odd constants: the Weyl increment (2^32 / golden ratio) that spreads
 # counters, and domain tags so that a key's split children, fold-ins and
@@ -140,17 +143,47 @@ def generic_random_rollout(game: base.Game, key: chex.PRNGKey,
   return total
 
 
+# (key, state) -> float32 [2], the outcome of playing one game out.
+RolloutFn = Callable[[chex.PRNGKey, base.State], chex.Array]
+
+
+def rollout_fn(game: base.Game, policy: str = "random") -> RolloutFn:
+  """The rollout evaluator of `game` with a rollout policy, by name.
+
+  Go plays out on the lean path (`games.go_playout`: simple ko, the eye
+  rule, a pass only when no other move is left; policies "random",
+  "heuristic" and any registered with `go_playout.register_policy`); it is
+  what makes Go rollouts end in about N²·1.4 moves instead of filling every
+  eye. Another game has only "random": its `fast_random_rollout(key,
+  state)` when it has one (a closed form with the same outcome distribution:
+  tic-tac-toe), else `generic_random_rollout`.
+
+  Raises:
+    ValueError: a policy the game does not have.
+  """
+  if isinstance(game, go_lib.Go):
+    return go_playout.GoPlayout(game, policy).rollout
+  if policy != "random":
+    raise ValueError(f"{game.name}: unknown rollout policy {policy!r}; "
+                     "this game has only 'random'")
+  fast = getattr(game, "fast_random_rollout", None)
+  if fast is not None:
+    return fast
+  return lambda key, state: generic_random_rollout(game, key, state)
+
+
 def random_rollout(game: base.Game, key: chex.PRNGKey, state: base.State,
                    max_steps: int | None = None) -> chex.Array:
-  """Plays uniformly random legal moves from `state` to the end of the game.
+  """Plays random moves from `state` to the end of the game.
 
-  A game may provide `fast_random_rollout(key, state)`, a closed form with
-  the same outcome distribution (tic-tac-toe does; tests compare it with the
-  generic loop and with exact probabilities). It is used when there is no
-  `max_steps`; otherwise, and for every other game, `generic_random_rollout`.
-  Why: under `vmap` the generic `while_loop` runs every game for as many
-  moves as the longest one, with a full game step and a categorical draw per
-  move.
+  Without `max_steps`, `rollout_fn(game)`: the lean playout for Go (uniform
+  over legal moves that fill no own eye), a game's `fast_random_rollout`
+  (tic-tac-toe; tests compare it with the generic loop and with exact
+  probabilities), else `generic_random_rollout`. Why: under `vmap` the
+  generic `while_loop` runs every game for as many moves as the longest
+  one, with a full game step and a categorical draw per move. With
+  `max_steps`, `generic_random_rollout` (uniform over all legal actions,
+  pass included, with the game's full rules).
 
   Args:
     game: the game.
@@ -163,7 +196,6 @@ def random_rollout(game: base.Game, key: chex.PRNGKey, state: base.State,
     float32 `[2]`: the total reward of each player over the rollout, i.e. the
     outcome of the game from `state` on (zeros if `state` is terminal).
   """
-  fast = getattr(game, "fast_random_rollout", None)
-  if fast is not None and max_steps is None:
-    return fast(key, state)
+  if max_steps is None:
+    return rollout_fn(game)(key, state)
   return generic_random_rollout(game, key, state, max_steps)

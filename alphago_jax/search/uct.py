@@ -10,7 +10,9 @@ shared with PUCT and Gumbel; UCT only supplies two things:
   moves into it, unvisited legal children score +inf (so each is tried once
   before any is revisited, ties broken at random) and illegal ones -inf;
 * a `recurrent_fn` that steps the game and evaluates the new node by one
-  uniformly random rollout to the end of the game.
+  rollout to the end of the game (`rollout.rollout_fn`: uniformly random
+  moves; for Go the lean playout, which never fills its own eyes, or the
+  heuristic policy).
 
 Signs follow mctx: a node's value is from the point of view of its player to
 move, the reward on an edge is the mover's, and the discount is -1 between
@@ -36,7 +38,7 @@ import mctx
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
-from alphago_jax.search.rollout import hash_prng_key, random_rollout
+from alphago_jax.search.rollout import hash_prng_key, rollout_fn
 from alphago_jax.search.tree_search import search as tree_search
 
 
@@ -48,10 +50,13 @@ class UCTConfig:
     num_simulations: simulations (one new node, one rollout each) per move.
     exploration: the UCB1 constant c (sqrt(2) by default).
     max_depth: deepest tree path; defaults to `num_simulations`.
+    rollout_policy: the rollout policy by name (`rollout.rollout_fn`):
+      "random" for every game; Go also has "heuristic".
   """
   num_simulations: int
   exploration: float = math.sqrt(2.0)
   max_depth: int | None = None
+  rollout_policy: str = "random"
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
@@ -119,12 +124,14 @@ def make_transition(game: game_base.Game, state: game_base.State,
   return next_state, reward, discount
 
 
-def rollout_recurrent_fn(game: game_base.Game) -> mctx.RecurrentFn:
-  """An mctx `recurrent_fn` evaluating new nodes by one random rollout."""
+def rollout_recurrent_fn(game: game_base.Game, rollout_policy: str = "random"
+                         ) -> mctx.RecurrentFn:
+  """An mctx `recurrent_fn` evaluating new nodes by one rollout."""
+  play_out = rollout_fn(game, rollout_policy)
 
   def one(key, action, state):
     next_state, reward, discount = make_transition(game, state, action)
-    outcome = random_rollout(game, key, next_state)
+    outcome = play_out(key, next_state)
     value = outcome[next_state.current_player]  # 0 at terminal states.
     return next_state, reward, discount, value
 
@@ -170,7 +177,7 @@ def uct_search(game: game_base.Game, key: chex.PRNGKey,
                              exploration=float(config.exploration))
   tree = tree_search(
       params=None, rng_key=search_key, root=root,
-      recurrent_fn=rollout_recurrent_fn(game),
+      recurrent_fn=rollout_recurrent_fn(game, config.rollout_policy),
       root_action_selection_fn=select,
       interior_action_selection_fn=select,
       num_simulations=config.num_simulations,

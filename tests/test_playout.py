@@ -1,0 +1,293 @@
+"""The lean Go playout path (`games.go_playout`) against the full engine.
+
+* Every playout move is legal under the full engine (`Go(superko=False)`,
+  the playout's rules), never fills the mover's own eye (checked by a
+  plain-Python eye rule), and replaying the moves gives the same final board,
+  end and Tromp-Taylor score.
+* The final-score distribution of lean playouts equals that of the same
+  policy played with the full engine (a chi-square test on binned scores).
+* The atari flags the state carries stay exact; the heuristic policy takes
+  captures first, then saves; rollouts plug into UCT and Monte Carlo.
+
+Seeds are fixed, so every test is deterministic. The distribution tests use
+p > 1e-6: for a correct implementation, a seed that fails has probability
+about 1e-6 per test.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import search
+from alphago_jax.games import go as go_lib
+from alphago_jax.games.go import Go
+from alphago_jax.games.go_playout import GoPlayout
+from alphago_jax.search import rollout
+
+
+def py_own_eyes(stones, size, player):
+  """The eye rule in plain Python: stones `[N²]` of +1/-1/0."""
+  me = 1 if player == 0 else -1
+  s = np.asarray(stones).reshape(size, size)
+  eyes = np.zeros((size, size), bool)
+  for r in range(size):
+    for c in range(size):
+      if s[r, c] != 0:
+        continue
+      orth = [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))]
+      if any(0 <= a < size and 0 <= b < size and s[a, b] != me
+             for a, b in orth):
+        continue
+      diag = [(r + dr, c + dc) for dr in (-1, 1) for dc in (-1, 1)]
+      on_board = [(a, b) for a, b in diag if 0 <= a < size and 0 <= b < size]
+      opp = sum(s[a, b] == -me for a, b in on_board)
+      edge = len(on_board) < 4
+      eyes[r, c] = opp < (1 if edge else 2)
+  return eyes.reshape(-1)
+
+
+@functools.lru_cache(maxsize=None)
+def traced_playouts(size, policy, batch, seed, moves_before=0):
+  """Playouts from a position reached by `moves_before` full-engine random
+  moves: (start states, actions [B, cap] (-1 when done), final states)."""
+  game = Go(size=size, superko=False)
+  pl = GoPlayout(game, policy)
+  key = jax.random.key(seed)
+  k0, k1 = jax.random.split(key)
+  starts = jax.vmap(game.init)(jax.random.split(k0, batch))
+
+  def random_moves(s, k):
+    def body(i, c):
+      s, k = c
+      k, sub = jax.random.split(k)
+      # Passes left out so that the start positions are busy.
+      mask = s.legal_action_mask.at[-1].set(False)
+      a = jax.random.categorical(sub, jnp.where(mask, 0.0, -jnp.inf))
+      return game.step(s, jnp.where(jnp.any(mask), a, game.pass_action)), k
+    return jax.lax.fori_loop(0, moves_before, body, (s, k))[0]
+
+  starts = jax.jit(jax.vmap(random_moves))(
+      starts, jax.random.split(k1, batch))
+
+  def trace(k, s):
+    def body(t, _):
+      u = pl.step(t)
+      return u, (jnp.where(t.done, -1, u.last_move), t.atari == pl.in_atari(
+          t.board))
+    final, (acts, atari_ok) = jax.lax.scan(body, pl.init(k, s), None,
+                                           length=game.move_cap)
+    return acts, jnp.all(atari_ok), final
+
+  acts, atari_ok, finals = jax.jit(jax.vmap(trace))(
+      jax.random.split(jax.random.fold_in(key, 7), batch), starts)
+  assert bool(jnp.all(atari_ok)), "atari flags drifted"
+  return game, pl, starts, np.asarray(acts), finals
+
+
+@functools.lru_cache(maxsize=None)
+def gather_eyes(size):
+  """The eye rule from neighbour tables (gathers), not the playout's shifted
+  maps: `eyes(stones [N²], player) -> bool [N²]`."""
+  n2 = size * size
+  nbr = jnp.asarray(go_lib._tables(size)[0])                 # [N², 4]
+  diag_np = np.full((n2, 4), n2, np.int32)
+  for p in range(n2):
+    r, c = divmod(p, size)
+    for d, (dr, dc) in enumerate(((-1, -1), (-1, 1), (1, -1), (1, 1))):
+      if 0 <= r + dr < size and 0 <= c + dc < size:
+        diag_np[p, d] = (r + dr) * size + c + dc
+  diag = jnp.asarray(diag_np)
+
+  def eyes(stones, player):
+    me = jnp.where(player == 0, 1, -1)
+    col = jnp.concatenate([stones.astype(jnp.int32), jnp.array([2])])
+    orth, dg = col[nbr], col[diag]                            # 2: off board
+    own_orth = jnp.all((orth == me) | (orth == 2), axis=1)
+    opp = jnp.sum(dg == -me, axis=1)
+    edge = jnp.any(dg == 2, axis=1)
+    return (col[:-1] == 0) & own_orth & (opp < jnp.where(edge, 1, 2))
+  return eyes
+
+
+@pytest.mark.parametrize("size,policy,moves_before", [
+    (7, "random", 0), (9, "random", 30), (9, "heuristic", 10)])
+def test_playout_moves_are_legal_and_replay_in_the_full_engine(
+    size, policy, moves_before):
+  game, pl, starts, acts, finals = traced_playouts(size, policy, 16, 1,
+                                                   moves_before)
+  eyes = gather_eyes(size)
+
+  def replay(s, actions):
+    def body(s, a):
+      live = a >= 0
+      legal = s.legal_action_mask[jnp.maximum(a, 0)]
+      own_eye = eyes(jnp.sign(s.board), s.current_player)
+      fills_eye = (a < game.num_points) & own_eye[jnp.minimum(
+          jnp.maximum(a, 0), game.num_points - 1)]
+      # A pass only when no legal non-eye point is left.
+      early_pass = (a == game.pass_action) & jnp.any(
+          s.legal_action_mask[:-1] & ~own_eye)
+      bad = live & (~legal | fills_eye | early_pass | s.terminated)
+      nxt = game.step(s, jnp.maximum(a, 0))
+      return jax.tree.map(lambda x, y: jnp.where(live, x, y), nxt, s), bad
+    return jax.lax.scan(body, s, actions)
+
+  ends, bad = jax.jit(jax.vmap(replay))(starts, jnp.asarray(acts))
+  assert not np.any(np.asarray(bad)), np.argwhere(np.asarray(bad))
+  assert np.all(np.asarray(ends.terminated))
+  np.testing.assert_array_equal(np.sign(ends.board),
+                                np.sign(np.asarray(finals.board)))
+  np.testing.assert_array_equal(ends.step_count, finals.moves)
+  np.testing.assert_array_equal(ends.score,
+                                jax.vmap(pl.score)(finals.board))
+
+
+def test_random_playouts_are_short_and_use_the_eye_rule():
+  _, _, _, acts, finals = traced_playouts(9, "random", 16, 1, 30)
+  moves = np.asarray(finals.moves)
+  assert np.all(np.asarray(finals.done))
+  # About 110 moves on 9×9 from the empty board (here 30 were played
+  # before); far from the cap of 162 on average.
+  assert 80 < moves.mean() < 145, moves
+
+
+def full_engine_eye_policy_playout(game, key, state):
+  """The reference: the same policy (uniform over legal non-eye points, pass
+  only without one) stepped with the full engine."""
+  eyes = gather_eyes(game.size)
+
+  def body(c):
+    s, k = c
+    k, sub = jax.random.split(k)
+    mask = s.legal_action_mask[:-1] & ~eyes(jnp.sign(s.board),
+                                             s.current_player)
+    a = jax.random.categorical(sub, jnp.where(mask, 0.0, -jnp.inf))
+    a = jnp.where(jnp.any(mask), a, game.pass_action)
+    return game.step(s, a), k
+
+  final, _ = jax.lax.while_loop(lambda c: ~c[0].terminated, body, (state, key))
+  return final.score
+
+
+@pytest.mark.parametrize("size,moves_before", [
+    (7, 0), pytest.param(9, 20, marks=pytest.mark.slow)])
+def test_final_scores_match_the_full_engine_in_distribution(size,
+                                                            moves_before):
+  from scipy import stats
+  n = 1000
+  game, pl, starts, _, _ = traced_playouts(size, "random", 16, 1,
+                                           moves_before)
+  start = jax.tree.map(lambda x: x[0], starts)
+  keys = jax.random.split(jax.random.key(11), 2 * n)
+  lean = jax.jit(jax.vmap(
+      lambda k: pl.score(pl.run(pl.init(k, start)).board)))(keys[:n])
+  full = jax.jit(jax.vmap(
+      lambda k: full_engine_eye_policy_playout(game, k, start)))(keys[n:])
+  lean, full = np.asarray(lean), np.asarray(full)
+  # Bins with at least ~5 expected counts each: quantiles of the pool.
+  edges = np.unique(np.quantile(np.concatenate([lean, full]),
+                                np.linspace(0, 1, 16)))
+  cl = np.histogram(lean, edges)[0]
+  cf = np.histogram(full, edges)[0]
+  table = np.stack([cl, cf])
+  table = table[:, table.sum(0) > 0]
+  p = stats.chi2_contingency(table).pvalue
+  assert p > 1e-6, (p, table)
+  # And the win rates, the quantity a rollout returns.
+  wins = np.array([[np.sum(lean > 0), np.sum(lean < 0)],
+                   [np.sum(full > 0), np.sum(full < 0)]])
+  assert stats.chi2_contingency(wins).pvalue > 1e-6, wins
+
+
+def test_own_eyes_match_the_plain_python_rule():
+  game = Go(size=7, superko=False)
+  pl = GoPlayout(game)
+  _, _, starts, _, _ = traced_playouts(7, "random", 16, 1, 0)
+  # Positions along the traced playouts are busier: replay some.
+  starts = traced_playouts(9, "random", 16, 1, 30)[2]
+  game, pl = Go(size=9, superko=False), GoPlayout(Go(size=9))
+  for b in range(16):
+    s = jax.tree.map(lambda x: x[b], starts)
+    stones = np.sign(np.asarray(s.board))
+    for player in (0, 1):
+      np.testing.assert_array_equal(
+          np.asarray(pl.own_eyes(s.board, jnp.int32(player))),
+          py_own_eyes(stones, 9, player))
+
+
+G7 = Go(size=7, superko=False)
+
+
+def first_moves(policy, state, n=64):
+  pl = GoPlayout(G7, policy)
+  keys = jax.random.split(jax.random.key(5), n)
+  step = jax.vmap(lambda k: pl.step(pl.init(k, state)).last_move)
+  return set(np.asarray(jax.jit(step)(keys)).tolist())
+
+
+def test_heuristic_policy_captures_first_then_saves():
+  # White D5 is in atari (C5, E5, D6 taken by X): X captures at D4.
+  capture = G7.from_ascii("""
+      .......
+      ...X...
+      ..XOX..
+      .......
+      .......
+      .......
+      .......""")
+  assert first_moves("heuristic", capture) == {G7.vertex_to_action("D4")}
+  assert len(first_moves("random", capture)) > 10
+  # X's stone at A7 is in atari (B7 taken by O): save by extending at A6.
+  save = G7.from_ascii("""
+      XO.....
+      .......
+      .......
+      .......
+      .......
+      .......
+      .......""")
+  assert first_moves("heuristic", save) == {G7.vertex_to_action("A6")}
+
+
+def test_rollout_contract_and_search_integration():
+  game = Go(size=5)
+  pl = GoPlayout(game)
+  s = game.init(jax.random.key(0))
+  out = jax.jit(pl.rollout)(jax.random.key(1), s)
+  assert out.dtype == jnp.float32 and out.shape == (2,)
+  assert float(out[0]) == -float(out[1])
+  done = game.resign(s)
+  np.testing.assert_array_equal(pl.rollout(jax.random.key(1), done), 0.0)
+  # search.random_rollout dispatches Go to the lean path.
+  np.testing.assert_array_equal(
+      rollout.random_rollout(game, jax.random.key(2), s),
+      pl.rollout(jax.random.key(2), s))
+  with pytest.raises(ValueError, match="rollout policy"):
+    GoPlayout(game, "nope")
+  with pytest.raises(ValueError, match="rollout policy"):
+    rollout.rollout_fn(game_tictactoe(), "heuristic")
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 2))
+  res = search.uct_search(game, jax.random.key(3), states,
+                          config=search.UCTConfig(num_simulations=4,
+                                                  rollout_policy="heuristic"))
+  assert res.action.shape == (2,)
+  assert int(res.visit_counts.sum()) == 8
+
+
+@pytest.mark.slow
+def test_monte_carlo_with_a_named_rollout_policy():
+  game = Go(size=5)
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 2))
+  mc = search.monte_carlo_search(
+      game, jax.random.key(3), states,
+      config=search.MonteCarloConfig(rollouts_per_action=1,
+                                     rollout_policy="heuristic"))
+  assert bool(jnp.all(states.legal_action_mask[jnp.arange(2), mc.action]))
+
+
+def game_tictactoe():
+  from alphago_jax import games
+  return games.make("tictactoe")
