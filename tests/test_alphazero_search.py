@@ -216,3 +216,60 @@ def test_agents_play_legal_moves():
       assert legal[np.arange(len(roots)), actions].all()
   # The last position has one empty cell (8): both must play it.
   assert int(actions[-1]) == 8
+
+
+def test_qtransform_raw_is_alphagos_q():
+  # On a real tree: raw mean values in [-1, 1] for visited legal children
+  # (no normalisation: a child whose every line wins scores 1), 0 for
+  # unvisited ones, and illegal children far below both.
+  assert search.AlphaZeroSearchConfig(num_simulations=8).normalize_q
+  states = batch(position(WIN_IN_ONE), 1)
+  logits, value = search.evaluate_states(GAME, zero_net, None, states)
+  out = mctx.muzero_policy(
+      params=None, rng_key=jax.random.key(0),
+      root=mctx.RootFnOutput(prior_logits=logits, value=value,
+                             embedding=states),
+      recurrent_fn=search.make_recurrent_fn(GAME, zero_net),
+      num_simulations=40, invalid_actions=~states.legal_action_mask,
+      qtransform=search.qtransform_raw)
+  tree = jax.tree.map(lambda x: x[0], out.search_tree)
+  q = np.asarray(search.qtransform_raw(tree, tree.ROOT_INDEX))
+  raw = np.asarray(tree.qvalues(tree.ROOT_INDEX))
+  visits = np.asarray(tree.children_visits[tree.ROOT_INDEX])
+  legal = np.asarray(states.legal_action_mask[0])
+  seen = legal & (visits > 0)
+  np.testing.assert_allclose(q[seen], raw[seen])
+  assert np.all(np.abs(q[seen]) <= 1)
+  assert q[2] == 1.0  # the winning move, a terminal win for X
+  np.testing.assert_array_equal(q[legal & (visits == 0)], 0.0)
+  assert np.all(q[~legal] <= -1e8)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.25])
+def test_dirichlet_noise_changes_the_search_only_when_mixed_in(fraction):
+  config = dataclasses.replace(PUCT, num_simulations=24,
+                               dirichlet_fraction=fraction)
+  run = jax.jit(functools.partial(search.alphazero_search, GAME, linear_net,
+                                  None, config=config))
+  # Not the empty board: there the linear net's priors are all equal and
+  # mctx's random tie-break alone picks the first child.
+  visits = np.concatenate([
+      np.asarray(run(jax.random.key(seed), batch(position([4]), 8))
+                 .visit_counts) for seed in (1, 2)])
+  if fraction == 0:
+    np.testing.assert_array_equal(visits, visits[:1].repeat(16, 0))
+  else:
+    assert len(np.unique(visits, axis=0)) > 4
+
+
+def test_temperature_stops_after_k_moves():
+  # k = 3: move 0 samples, a root at move 3 plays its most visited move.
+  config = dataclasses.replace(PUCT, num_simulations=16, temperature=1.0,
+                               temperature_moves=3)
+  early = run_search([], config, n=16)
+  assert len(np.unique(np.asarray(early.action))) > 1
+  late = run_search([0, 4, 8], config, n=16)
+  counts = np.asarray(late.visit_counts)
+  picked = np.take_along_axis(counts, np.asarray(late.action)[:, None],
+                              1)[:, 0]
+  np.testing.assert_array_equal(picked, counts.max(-1))
