@@ -1,5 +1,6 @@
-"""AlphaZero training: self-play, an on-device replay buffer, the loss, one
-compiled iteration, checkpoints and metrics."""
+"""AlphaZero training (self-play, an on-device replay buffer, the loss, one
+compiled iteration, checkpoints and metrics) and supervised learning of
+AlphaGo's policy network from game records (`supervised`)."""
 
 from alphago_jax.training import presets
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
@@ -19,10 +20,17 @@ from alphago_jax.training.replay import (ReplayBuffer, Sample,
                                          replay_init, replay_sample)
 from alphago_jax.training.selfplay import SelfPlayStats, self_play
 from alphago_jax.training.state import TrainState
+from alphago_jax.training.supervised import (SupervisedConfig,
+                                             evaluate_policy,
+                                             init_supervised_state,
+                                             load_policy, make_train_step,
+                                             train_supervised)
 
 __all__ = [
     "CheckpointMismatchError", "DATA_AXIS", "MetricsWriter", "ReplayBuffer",
-    "Sample", "SelfPlayStats", "TrainConfig", "TrainState",
+    "Sample", "SelfPlayStats", "SupervisedConfig", "TrainConfig",
+    "TrainState", "evaluate_policy", "init_supervised_state", "load_policy",
+    "make_train_step", "train_supervised",
     "identity_augment", "init_train_state", "latest_step", "loss_fn",
     "make_iteration", "make_mesh", "make_reference_evaluator",
     "make_solver_evaluator", "presets", "make_optimizer", "read_metadata",

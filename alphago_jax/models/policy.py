@@ -1,0 +1,175 @@
+"""AlphaGo's supervised policy network p_σ (Silver et al. 2016, Methods).
+
+Input is a batch of AlphaGo feature planes `[B, N, N, C]`
+(`games.go_features`, from the point of view of the player to move). The
+paper's network: a 5x5 convolution of k filters, then `num_layers - 2`
+3x3 convolutions of k filters, each followed by a ReLU, then a 1x1
+convolution of one filter with a separate bias for every point, and a
+softmax (13 layers, k = 192 in the paper). Records also hold passes, which
+the paper's 361 outputs cannot play: here a pass logit is read from the
+trunk's mean over the board, so the action space is the engine's N² + 1.
+
+`trunk="residual"` swaps the plain 3x3 stack for residual blocks with batch
+norm (two 3x3 convolutions each, `num_layers - 2` convolutions in all), for
+deep nets that train faster with it; the plain stack is the default, being
+the paper's and the cheaper per layer on a CPU (no normalisation pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+import chex
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from alphago_jax.games import go_features
+from alphago_jax.models.resnet import MASKED_LOGIT
+
+TRUNKS = ("plain", "residual")
+
+
+def _int(name, value, minimum):
+  if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PolicyNetConfig:
+  """Depth, width, input planes and board of the policy network.
+
+  Attributes:
+    num_layers: convolution layers, the first and the 1x1 output included
+      (paper: 13).
+    filters: k, filters of every hidden layer (paper: 192).
+    features: the input planes, `go_features` names (default: the 46
+      planes without the two costly ladder planes; the paper's 48 are
+      `go_features.ALPHAGO_POLICY_FEATURES`).
+    board_size: N.
+    first_kernel: the first layer's kernel size (paper: 5).
+    trunk: "plain" (the paper's) or "residual" (see module docstring).
+  """
+  num_layers: int = 6
+  filters: int = 64
+  features: Tuple[str, ...] = go_features.DEFAULT_POLICY_FEATURES
+  board_size: int = 19
+  first_kernel: int = 5
+  trunk: str = "plain"
+
+  def __post_init__(self):
+    _int("num_layers", self.num_layers, 2)
+    _int("filters", self.filters, 1)
+    _int("board_size", self.board_size, 2)
+    _int("first_kernel", self.first_kernel, 1)
+    if not isinstance(self.features, tuple):
+      raise ValueError(f"features must be a tuple of go_features names, got "
+                       f"{self.features!r}")
+    go_features.num_planes(self.features)  # checks the names
+    if self.trunk not in TRUNKS:
+      raise ValueError(f"trunk must be one of {TRUNKS}, got {self.trunk!r}")
+    if self.trunk == "residual" and self.num_layers % 2:
+      raise ValueError(f"a residual trunk needs an even num_layers (two "
+                       f"convolutions a block between the first and the "
+                       f"output layer), got {self.num_layers}")
+
+  @property
+  def num_planes(self) -> int:
+    """C, the input planes."""
+    return go_features.num_planes(self.features)
+
+  @property
+  def num_actions(self) -> int:
+    """N² + 1 (pass last)."""
+    return self.board_size ** 2 + 1
+
+  @classmethod
+  def cpu(cls) -> "PolicyNetConfig":
+    """The default: sized for hours, not days, on a 2-core CPU."""
+    return cls()
+
+  @classmethod
+  def paper(cls) -> "PolicyNetConfig":
+    """The paper's 13 layers of 192 filters on all 48 planes (an
+    accelerator's network)."""
+    return cls(num_layers=13, filters=192,
+               features=go_features.ALPHAGO_POLICY_FEATURES)
+
+  @classmethod
+  def tiny(cls, board_size: int = 9) -> "PolicyNetConfig":
+    """Small enough for unit tests."""
+    return cls(num_layers=3, filters=8, board_size=board_size)
+
+
+class PolicyNet(nn.Module):
+  """The SL policy network; `__call__` returns logits `[B, N² + 1]`."""
+  config: PolicyNetConfig
+
+  @nn.compact
+  def __call__(self, planes: chex.Array,
+               legal_action_mask: Optional[chex.Array] = None, *,
+               train: bool = False) -> chex.Array:
+    """Logits of a batch of positions.
+
+    Args:
+      planes: float `[B, N, N, C]`.
+      legal_action_mask: optional bool `[B, N² + 1]`; False gets
+        `MASKED_LOGIT`.
+      train: batch statistics (residual trunk; pass
+        `mutable=["batch_stats"]`) if True, running averages if False.
+
+    Returns:
+      float32 `[B, N² + 1]`.
+    """
+    cfg = self.config
+    n = cfg.board_size
+    chex.assert_rank(planes, 4)
+    batch = planes.shape[0]
+    chex.assert_shape(planes, (batch, n, n, cfg.num_planes))
+    x = planes.astype(jnp.float32)
+    x = nn.relu(nn.Conv(cfg.filters, (cfg.first_kernel,) * 2)(x))
+    if cfg.trunk == "plain":
+      for _ in range(cfg.num_layers - 2):
+        x = nn.relu(nn.Conv(cfg.filters, (3, 3))(x))
+    else:
+      norm = lambda: nn.BatchNorm(use_running_average=not train)
+      for _ in range((cfg.num_layers - 2) // 2):
+        y = nn.relu(norm()(nn.Conv(cfg.filters, (3, 3), use_bias=False)(x)))
+        y = norm()(nn.Conv(cfg.filters, (3, 3), use_bias=False)(y))
+        x = nn.relu(x + y)
+    points = nn.Conv(1, (1, 1), use_bias=False)(x).reshape(batch, n * n)
+    # The paper's position-dependent bias: one per point.
+    points = points + self.param("point_bias", nn.initializers.zeros,
+                                 (n * n,))
+    pass_logit = nn.Dense(1)(jnp.mean(x, axis=(1, 2)))
+    logits = jnp.concatenate([points, pass_logit], axis=-1)
+    if legal_action_mask is not None:
+      chex.assert_shape(legal_action_mask, (batch, cfg.num_actions))
+      logits = jnp.where(legal_action_mask, logits, MASKED_LOGIT)
+    return logits
+
+
+def init_policy_variables(network: PolicyNet, key: chex.PRNGKey
+                          ) -> chex.ArrayTree:
+  """Fresh `{"params", "batch_stats"}` (batch_stats empty for a plain
+  trunk)."""
+  cfg = network.config
+  planes = jnp.zeros((1, cfg.board_size, cfg.board_size, cfg.num_planes),
+                     jnp.float32)
+  variables = dict(network.init(key, planes, train=False))
+  variables.setdefault("batch_stats", {})
+  return variables
+
+
+def make_policy_fn(network: PolicyNet):
+  """Inference-mode `(variables, planes [B, N, N, C], legal [B, A] or None)
+  -> logits [B, A]`."""
+  def policy(variables, planes, legal_action_mask=None):
+    return network.apply(variables, planes, legal_action_mask, train=False)
+  return policy
+
+
+def num_params(variables: chex.ArrayTree) -> int:
+  """Parameter count of `variables["params"]`."""
+  return int(sum(x.size for x in jax.tree.leaves(variables["params"])))

@@ -1,0 +1,648 @@
+"""Supervised learning of the policy network p_σ from game records.
+
+One compiled step rebuilds the AlphaGo planes of a compact batch
+(`data.feature_batch`, a random symmetry per example), takes a gradient
+step on the cross-entropy of the move played, and returns the batch's
+top-1/top-5 accuracy; the host loop (`train_supervised`) only streams
+compact batches (`data.batches`, resumable at any step), logs, evaluates
+and checkpoints. It reuses the AlphaZero loop's building blocks: the state
+is a `TrainState` without a buffer, checkpoints go through
+`training.checkpoint` (architecture check, atomic steps), metrics through
+`MetricsWriter` (fsynced JSON lines) and the TensorBoard writer, and data
+parallelism is the same `"data"` mesh axis: every batch is sharded over it,
+the state replicated.
+
+A run stops on a sample budget (`max_samples`), a wall-clock budget for this
+call (`max_seconds`), a training-time budget summed over calls
+(`max_train_seconds`) or SIGTERM/SIGINT, and always saves before it stops;
+checkpoints also go out every `checkpoint_seconds`, so a killed run loses at
+most that much. Resuming continues the same batch stream and keys, so an
+interrupted run ends where an uninterrupted one does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import signal
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data import features as features_lib
+from alphago_jax.data.positions import Positions
+from alphago_jax.games import symmetry
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training.metrics import (MetricsWriter,
+                                          make_tensorboard_writer,
+                                          read_metrics)
+from alphago_jax.training.state import TrainState
+
+DATA_AXIS = "data"
+OPTIMIZERS = ("sgd", "adam")
+SCHEDULES = ("cosine", "constant")
+# The compact-batch fields the step reads (`game` and `valid` stay home).
+_FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
+
+
+def _check(name, ok, value, what):
+  if not ok:
+    raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def _is_int(v):
+  return not isinstance(v, bool) and isinstance(v, int)
+
+
+def _is_real(v):
+  return (not isinstance(v, bool) and isinstance(v, (int, float))
+          and math.isfinite(v))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SupervisedConfig:
+  """Network, optimiser and schedule of a supervised policy run.
+
+  Attributes:
+    model: the policy network.
+    batch_size: positions a gradient step (sharded over the mesh).
+    optimizer: "adam" or "sgd" (with `momentum`; the paper: plain SGD,
+      rate 0.003 halved every 80M steps, batches of 16).
+    learning_rate: peak rate.
+    momentum: SGD momentum.
+    schedule: "cosine": linear warm-up over `warmup_steps`, then a cosine
+      decay to `final_lr_fraction` of the peak at `total_samples`, constant
+      after; "constant": the peak after the warm-up.
+    warmup_steps: steps of linear warm-up from 0.
+    total_samples: the cosine's horizon, in training positions.
+    final_lr_fraction: the rate at the horizon, a fraction of the peak.
+    weight_decay: c in loss = cross-entropy + c ||θ||².
+    mask_illegal: give illegal moves `MASKED_LOGIT` in the loss (the
+      paper's softmax covers every point; off by default).
+    augment: a random one of the 8 board symmetries per example.
+  """
+  model: PolicyNetConfig = PolicyNetConfig()
+  batch_size: int = 128
+  optimizer: str = "adam"
+  learning_rate: float = 1e-3
+  momentum: float = 0.9
+  schedule: str = "cosine"
+  warmup_steps: int = 500
+  total_samples: int = 8_000_000
+  final_lr_fraction: float = 0.02
+  weight_decay: float = 0.0
+  mask_illegal: bool = False
+  augment: bool = True
+
+  def __post_init__(self):
+    _check("model", isinstance(self.model, PolicyNetConfig), self.model,
+           "a PolicyNetConfig")
+    _check("batch_size", _is_int(self.batch_size) and self.batch_size >= 1,
+           self.batch_size, "an integer >= 1")
+    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
+           f"one of {OPTIMIZERS}")
+    _check("schedule", self.schedule in SCHEDULES, self.schedule,
+           f"one of {SCHEDULES}")
+    _check("learning_rate", _is_real(self.learning_rate)
+           and self.learning_rate > 0, self.learning_rate, "a number > 0")
+    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
+           self.momentum, "a number in [0, 1)")
+    _check("warmup_steps", _is_int(self.warmup_steps)
+           and self.warmup_steps >= 0, self.warmup_steps, "an integer >= 0")
+    _check("total_samples", _is_int(self.total_samples)
+           and self.total_samples >= 1, self.total_samples,
+           "an integer >= 1")
+    _check("final_lr_fraction", _is_real(self.final_lr_fraction)
+           and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
+           "a number in [0, 1]")
+    _check("weight_decay", _is_real(self.weight_decay)
+           and self.weight_decay >= 0, self.weight_decay, "a number >= 0")
+    for name in ("mask_illegal", "augment"):
+      _check(name, isinstance(getattr(self, name), bool),
+             getattr(self, name), "a bool")
+
+  @property
+  def total_steps(self) -> int:
+    return max(1, self.total_samples // self.batch_size)
+
+  def architecture(self) -> Dict[str, Any]:
+    """What a checkpoint must match to be loaded (JSON-able)."""
+    model = dataclasses.asdict(self.model)
+    model["features"] = list(model["features"])
+    return {"stage": "sl_policy", "model": model,
+            "num_planes": self.model.num_planes,
+            "num_actions": self.model.num_actions,
+            "optimizer": self.optimizer}
+
+  def to_json(self) -> Dict[str, Any]:
+    out = dataclasses.asdict(self)
+    out["model"]["features"] = list(self.model.features)
+    return out
+
+  @classmethod
+  def from_json(cls, obj: Dict[str, Any]) -> "SupervisedConfig":
+    obj = dict(obj)
+    model = dict(obj.pop("model"))
+    model["features"] = tuple(model["features"])
+    return cls(model=PolicyNetConfig(**model), **obj)
+
+
+def model_config_from_architecture(arch: Dict[str, Any]) -> PolicyNetConfig:
+  """The `PolicyNetConfig` a checkpoint's metadata describes.
+
+  Raises:
+    ckpt.CheckpointMismatchError: not a supervised policy checkpoint.
+  """
+  if arch.get("stage") != "sl_policy" or "model" not in arch:
+    raise ckpt.CheckpointMismatchError(
+        f"not a policy-network checkpoint (its metadata describes "
+        f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
+        f"{sorted(arch)})")
+  model = dict(arch["model"])
+  model["features"] = tuple(model["features"])
+  return PolicyNetConfig(**model)
+
+
+def make_schedule(config: SupervisedConfig) -> optax.Schedule:
+  peak = config.learning_rate
+  if config.schedule == "constant":
+    decay = optax.constant_schedule(peak)
+  else:
+    decay = optax.cosine_decay_schedule(
+        peak, max(1, config.total_steps - config.warmup_steps),
+        alpha=config.final_lr_fraction)
+  if not config.warmup_steps:
+    return decay
+  return optax.join_schedules(
+      [optax.linear_schedule(0.0, peak, config.warmup_steps), decay],
+      [config.warmup_steps])
+
+
+def make_optimizer(config: SupervisedConfig) -> optax.GradientTransformation:
+  schedule = make_schedule(config)
+  if config.optimizer == "sgd":
+    return optax.sgd(schedule, momentum=config.momentum or None)
+  return optax.adam(schedule)
+
+
+def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
+  if mesh is None:
+    return
+  if DATA_AXIS not in mesh.axis_names:
+    raise ValueError(f"the mesh needs an axis named {DATA_AXIS!r}, has "
+                     f"{mesh.axis_names}")
+  if config.batch_size % mesh.shape[DATA_AXIS]:
+    raise ValueError(f"batch_size={config.batch_size} is not divisible by "
+                     f"the {mesh.shape[DATA_AXIS]} devices of the mesh")
+
+
+def variables_of(state: TrainState) -> Dict[str, Any]:
+  return {"params": state.params, "batch_stats": state.batch_stats}
+
+
+def init_supervised_state(config: SupervisedConfig, seed: int, *,
+                          mesh: Optional[Mesh] = None) -> TrainState:
+  """A fresh run: random network, step 0, key from `seed` (no buffer)."""
+  _check_mesh(config, mesh)
+  init_key, run_key = jax.random.split(jax.random.key(seed))
+  variables = init_policy_variables(PolicyNet(config.model), init_key)
+  state = TrainState(
+      params=variables["params"], batch_stats=variables["batch_stats"],
+      opt_state=make_optimizer(config).init(variables["params"]),
+      buffer=None, key=jax.random.key_data(run_key),
+      iteration=jnp.int32(0))
+  if mesh is not None:
+    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+  return state
+
+
+def topk_correct(logits: chex.Array, action: chex.Array, k: int
+                 ) -> chex.Array:
+  """bool `[B]`: `action` `[B]` is among the `k` largest of `logits`
+  `[B, A]` (ties broken against it: it must beat all but k - 1 others)."""
+  chex.assert_rank(logits, 2)
+  chex.assert_shape(action, (logits.shape[0],))
+  target = jnp.take_along_axis(logits, action[:, None], axis=-1)
+  return jnp.sum(logits >= target, axis=-1) <= k
+
+
+def _legal_masks(batch, sym, size):
+  """Legal masks `[B, N² + 1]` of a compact batch, in the frame of the
+  symmetries `sym` `[B]` that `feature_batch` applied."""
+  game = features_lib.feature_game(size)
+  states = jax.vmap(functools.partial(features_lib.rebuild_state, game))(
+      batch)
+  return jax.vmap(lambda m, i: symmetry.transform_policy(m, i, size))(
+      states.legal_action_mask, sym)
+
+
+def loss_fn(params, batch_stats, inputs, *, network: PolicyNet,
+            weight_decay: float):
+  """Cross-entropy of the played move; returns (loss, (batch_stats,
+  metrics)). `inputs`: `planes` `[B, N, N, C]`, `action` `[B]`, `legal`
+  `[B, A]` or None."""
+  logits, updates = network.apply(
+      {"params": params, "batch_stats": batch_stats}, inputs["planes"],
+      inputs["legal"], train=True, mutable=["batch_stats"])
+  nll = -jnp.take_along_axis(jax.nn.log_softmax(logits),
+                             inputs["action"][:, None], axis=-1)[:, 0]
+  l2 = sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params))
+  loss = jnp.mean(nll) + weight_decay * l2
+  metrics = {
+      "loss": loss, "nll": jnp.mean(nll), "l2": l2,
+      "top1": jnp.mean(topk_correct(logits, inputs["action"], 1)
+                       .astype(jnp.float32)),
+      "top5": jnp.mean(topk_correct(logits, inputs["action"], 5)
+                       .astype(jnp.float32)),
+  }
+  return loss, (updates.get("batch_stats", batch_stats), metrics)
+
+
+def _constrainer(mesh):
+  if mesh is None:
+    return lambda tree: tree
+  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return lambda tree: jax.tree.map(
+      lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
+
+
+def make_train_step(config: SupervisedConfig, *, mesh: Optional[Mesh] = None
+                    ) -> Callable[[TrainState, Dict], Tuple[TrainState,
+                                                           Dict]]:
+  """The jitted `step(state, compact batch) -> (state, metrics)`.
+
+  The batch is `Positions.take` arrays `[B, ...]` (`_FIELDS`), sharded
+  over the mesh's data axis; metrics are float32 scalars of the batch
+  (before the update): loss, nll, l2, top1, top5, lr. Cached on its
+  arguments, so a resume in the same process reuses the compiled step.
+  """
+  return _make_train_step(config, mesh)
+
+
+@functools.lru_cache(maxsize=8)
+def _make_train_step(config, mesh):
+  _check_mesh(config, mesh)
+  network = PolicyNet(config.model)
+  optimizer = make_optimizer(config)
+  schedule = make_schedule(config)
+  size, names = config.model.board_size, config.model.features
+  constrain = _constrainer(mesh)
+
+  def step(state: TrainState, batch):
+    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
+                             state.iteration)
+    inputs = features_lib.feature_batch(batch, key, size=size, names=names,
+                                        augment=config.augment)
+    inputs = constrain({
+        "planes": inputs["planes"], "action": inputs["action"],
+        "legal": (_legal_masks(batch, inputs["symmetry"], size)
+                  if config.mask_illegal else None)})
+    grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(
+        state.params, state.batch_stats, inputs, network=network,
+        weight_decay=config.weight_decay)
+    updates, opt_state = optimizer.update(grads, state.opt_state,
+                                          state.params)
+    metrics["lr"] = jnp.asarray(schedule(state.iteration), jnp.float32)
+    return state.replace(params=optax.apply_updates(state.params, updates),
+                         batch_stats=batch_stats, opt_state=opt_state,
+                         iteration=state.iteration + 1), metrics
+
+  if mesh is None:
+    return jax.jit(step, donate_argnums=0)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return jax.jit(step, in_shardings=(replicated, sharded),
+                 out_shardings=(replicated, replicated), donate_argnums=0)
+
+
+@functools.lru_cache(maxsize=8)
+def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
+                   ensemble: bool = False):
+  """Jitted `(variables, compact batch with valid) -> sums`: counts of
+  top-1 and top-5 hits, summed nll and valid positions. No augmentation;
+  with `ensemble`, the policy is the mean of the softmax over the 8
+  symmetries (the paper's 8-symmetry ensemble)."""
+  network = PolicyNet(model)
+  size, names = model.board_size, model.features
+  constrain = _constrainer(mesh)
+
+  def step(variables, batch):
+    inputs = constrain(features_lib.feature_batch(
+        batch, jax.random.key(0), size=size, names=names, augment=False))
+    planes, action = inputs["planes"], inputs["action"]
+    if ensemble:
+      def one(i):
+        p = jax.nn.softmax(network.apply(
+            variables, symmetry.transform_observation(planes, i)))
+        return symmetry.transform_policy(p, symmetry.inverse(i), size)
+      probs = jnp.mean(jnp.stack([one(i) for i in range(
+          symmetry.NUM_SYMMETRIES)]), axis=0)
+      logp = jnp.log(jnp.maximum(probs, 1e-30))
+    else:
+      logp = jax.nn.log_softmax(network.apply(variables, planes))
+    valid = batch["valid"].astype(jnp.float32)
+    nll = -jnp.take_along_axis(logp, action[:, None], axis=-1)[:, 0]
+    return {"top1": jnp.sum(topk_correct(logp, action, 1) * valid),
+            "top5": jnp.sum(topk_correct(logp, action, 5) * valid),
+            "nll": jnp.sum(nll * valid), "positions": jnp.sum(valid)}
+
+  if mesh is None:
+    return jax.jit(step)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return jax.jit(step, in_shardings=(replicated, sharded),
+                 out_shardings=replicated)
+
+
+def to_device(batch: Dict[str, np.ndarray], mesh: Optional[Mesh],
+              fields=_FIELDS) -> Dict[str, jax.Array]:
+  """A host compact batch (the global batch, same on every process) onto
+  the mesh, sharded on its leading axis."""
+  batch = {f: np.asarray(batch[f]) for f in fields}
+  if mesh is None:
+    return jax.device_put(batch)
+  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  if jax.process_count() == 1:
+    return jax.device_put(batch, sharding)
+  # Multi-host: each process hands over its own rows of the global batch.
+  p, n = jax.process_index(), jax.process_count()
+
+  def local(x):
+    rows = x.shape[0] // n
+    return jax.make_array_from_process_local_data(
+        sharding, x[p * rows:(p + 1) * rows], x.shape)
+  return {f: local(x) for f, x in batch.items()}
+
+
+def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
+                    *, batch_size: int = 256, mesh: Optional[Mesh] = None,
+                    limit: Optional[int] = None, ensemble: bool = False
+                    ) -> Dict[str, float]:
+  """Top-1 / top-5 accuracy and mean nll of the played move over
+  `positions` (the first `limit`; all when None), and the count."""
+  if positions.size != model.board_size:
+    raise ValueError(f"evaluate_policy: the positions are {positions.size}x"
+                     f"{positions.size}, the network is {model.board_size}x"
+                     f"{model.board_size}")
+  if limit is not None and limit < len(positions):
+    positions = dataclasses.replace(positions, **{
+        f: getattr(positions, f)[:limit] for f in positions.arrays()})
+  step = make_eval_step(model, mesh=mesh, ensemble=ensemble)
+  totals = None
+  for batch in sequential_batches(positions, batch_size):
+    sums = step(variables, to_device(batch, mesh, _FIELDS + ("valid",)))
+    totals = sums if totals is None else jax.tree.map(jnp.add, totals,
+                                                      sums)
+  totals = {k: float(v) for k, v in jax.device_get(totals).items()}
+  n = max(totals["positions"], 1.0)
+  return {"top1": totals["top1"] / n, "top5": totals["top5"] / n,
+          "nll": totals["nll"] / n, "positions": int(totals["positions"])}
+
+
+def eval_subset(positions: Positions, num: int, seed: int = 0) -> Positions:
+  """A fixed random subset of `num` positions (in index order), for the
+  learning curve; all of them when `num` >= their count."""
+  if num >= len(positions):
+    return positions
+  index = np.sort(np.random.default_rng(seed).choice(
+      len(positions), num, replace=False))
+  return dataclasses.replace(positions, **{
+      f: np.asarray(a[index]) for f, a in positions.arrays().items()})
+
+
+class _StopSignal:
+  """SIGTERM/SIGINT set a flag the loop checks after each step (main
+  thread only; elsewhere signals keep their handlers)."""
+
+  def __init__(self):
+    self.received = None
+    self._old = {}
+
+  def __enter__(self):
+    try:
+      for sig in (signal.SIGTERM, signal.SIGINT):
+        self._old[sig] = signal.signal(sig, self._handle)
+    except ValueError:  # not the main thread
+      pass
+    return self
+
+  def _handle(self, signum, frame):  # pylint: disable=unused-argument
+    self.received = signal.Signals(signum).name
+
+  def __exit__(self, *exc):
+    for sig, old in self._old.items():
+      signal.signal(sig, old)
+
+
+def train_supervised(config: SupervisedConfig, train: Positions, *,
+                     seed: int, eval_positions: Optional[Positions] = None,
+                     output_dir: Optional[str] = None,
+                     mesh: Optional[Mesh] = None,
+                     max_samples: Optional[int] = None,
+                     max_seconds: Optional[float] = None,
+                     max_train_seconds: Optional[float] = None,
+                     log_every: int = 100, eval_every: int = 2000,
+                     eval_batch_size: int = 256,
+                     checkpoint_seconds: float = 600.0,
+                     checkpoint_every: int = 0, resume: bool = True,
+                     log: Optional[Callable[[str], None]] = None,
+                     progress: bool = False,
+                     tensorboard: Optional[bool] = None
+                     ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) supervised training of the policy network.
+
+  Step `s` trains on batch `s` of `data.batches(train, batch_size, seed)`
+  with symmetries from `fold_in(key, s)`, so the run is a function of the
+  seed and the step count, wherever it was interrupted.
+
+  Args:
+    train: the training positions.
+    eval_positions: positions for the learning curve (e.g. a fixed
+      `eval_subset` of the test split); evaluated every `eval_every` steps
+      and when the call stops.
+    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
+    max_samples: stop once this many training positions were seen (default
+      `config.total_samples`).
+    max_seconds: stop after this much wall-clock time in this call.
+    max_train_seconds: stop once training time summed over every call of
+      the run (read back from the metrics) reaches this.
+    log_every: steps a metrics record (train means over those steps).
+    checkpoint_seconds, checkpoint_every: save every that many seconds
+      and/or steps (0: never), and always when stopping.
+    resume: load the latest checkpoint in `output_dir` first.
+    log: called with each record as one line.
+    progress: a tqdm bar of the samples.
+    tensorboard: as in `training.train`.
+
+  Returns:
+    the final state and this call's records.
+
+  Raises:
+    CheckpointMismatchError: the checkpoint is of another network.
+  """
+  if train.size != config.model.board_size:
+    raise ValueError(f"train_supervised: the positions are {train.size}x"
+                     f"{train.size}, the network is "
+                     f"{config.model.board_size}x{config.model.board_size}")
+  max_samples = config.total_samples if max_samples is None else max_samples
+  max_steps = max_samples // config.batch_size
+  state = init_supervised_state(config, seed, mesh=mesh)
+  arch = config.architecture()
+  ckpt_dir = writer = board = None
+  train_seconds = 0.0
+  if output_dir is not None:
+    ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
+    metrics_path = os.path.join(output_dir, "metrics.jsonl")
+    if resume and ckpt.latest_step(ckpt_dir) is not None:
+      state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
+      if mesh is not None:
+        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+      done = int(state.iteration)
+      # Training time so far: the last record at or before the checkpoint.
+      for record in read_metrics(metrics_path):
+        if record.get("iteration", 0) <= done:
+          train_seconds = float(record.get("train_seconds", train_seconds))
+      if log:
+        log(f"resumed from step {done} ({done * config.batch_size} "
+            f"samples, {train_seconds / 3600:.2f} h of training)")
+    if jax.process_index() == 0:
+      writer = MetricsWriter(metrics_path)
+      board = make_tensorboard_writer(output_dir, tensorboard)
+  step_fn = make_train_step(config, mesh=mesh)
+  done = saved = int(state.iteration)
+  per_epoch = len(train) // config.batch_size
+  stream = batches(train, config.batch_size, seed,
+                               start_step=done)
+  bar = None
+  if progress and jax.process_index() == 0:
+    import tqdm  # pylint: disable=import-outside-toplevel
+    bar = tqdm.tqdm(total=max_steps * config.batch_size,
+                    initial=done * config.batch_size, unit="pos",
+                    unit_scale=True, dynamic_ncols=True)
+    if log:
+      user_log = log
+
+      def log(line):  # Above the bar, not through it.
+        with tqdm.tqdm.external_write_mode():
+          user_log(line)
+
+  def evaluate(state):
+    result = evaluate_policy(variables_of(state), config.model,
+                             eval_positions, batch_size=eval_batch_size,
+                             mesh=mesh)
+    return {f"eval_{k}": v for k, v in result.items()}
+
+  start = time.perf_counter()
+  last_save = last_record = start
+  pending: List[Dict] = []
+  history = []
+  last_eval = -1
+  with _StopSignal() as signals:
+    try:
+      while True:
+        if done < max_steps:
+          state, metrics = step_fn(state, to_device(next(stream), mesh))
+          pending.append(metrics)
+          done += 1
+        stop_reason = None
+        if done >= max_steps:
+          stop_reason = "max_samples"
+        elif max_seconds is not None and \
+            time.perf_counter() - start >= max_seconds:
+          stop_reason = "max_seconds"
+        elif max_train_seconds is not None and train_seconds + (
+            time.perf_counter() - last_record) >= max_train_seconds:
+          stop_reason = "max_train_seconds"
+        elif signals.received:
+          stop_reason = signals.received
+        stop = stop_reason is not None
+        if jax.process_count() > 1:
+          # One SPMD program: process 0's clock decides for everyone.
+          stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
+        if pending and (stop or done % log_every == 0):
+          now = time.perf_counter()
+          means = {k: float(np.mean(v)) for k, v in jax.device_get(
+              {k: [m[k] for m in pending] for k in pending[0]}).items()}
+          seconds = now - last_record
+          train_seconds += seconds
+          record = {"iteration": done, "samples": done * config.batch_size,
+                    "epoch": done / per_epoch,
+                    "samples_per_second": len(pending) * config.batch_size /
+                    seconds, "train_seconds": train_seconds,
+                    "elapsed": now - start}
+          record.update(means)
+          pending = []
+          if eval_positions is not None and (stop or (
+              eval_every and done % eval_every == 0)) and done != last_eval:
+            record.update(evaluate(state))
+            last_eval = done
+          if stop:
+            record["stop"] = stop_reason or "process 0"
+          if writer is not None:
+            writer.write(record)
+          if board is not None:
+            board.write(record)
+          if log:
+            log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else
+                         f"{k}={v}" for k, v in record.items()))
+          history.append(record)
+          last_record = time.perf_counter()  # evaluation time not counted
+        if bar is not None:
+          bar.update(done * config.batch_size - bar.n)
+        due = stop or (checkpoint_every and done % checkpoint_every == 0) or (
+            checkpoint_seconds and
+            time.perf_counter() - last_save >= checkpoint_seconds)
+        if jax.process_count() > 1 and not stop:
+          due = bool(multihost_utils.broadcast_one_to_all(np.asarray(due)))
+        if ckpt_dir is not None and due and done != saved:
+          saved = ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
+                                       with_buffer=False)
+          last_save = time.perf_counter()
+        if stop:
+          break
+    finally:
+      if bar is not None:
+        bar.close()
+      if board is not None:
+        board.close()
+  return state, history
+
+
+def load_policy(checkpoint_dir, *, step: Optional[int] = None
+                ) -> Tuple[PolicyNetConfig, Dict[str, Any], int]:
+  """The network config, variables and step of a supervised checkpoint.
+
+  Raises:
+    FileNotFoundError: no checkpoint in `checkpoint_dir`.
+    CheckpointMismatchError: a checkpoint of another kind of network; the
+      message names the directory.
+  """
+  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+  if ckpt.latest_step(checkpoint_dir) is None:
+    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
+  meta = ckpt.read_metadata(checkpoint_dir, step)
+  meta.pop("with_buffer", None)
+  try:
+    model = model_config_from_architecture(meta)
+    config = SupervisedConfig(model=model, optimizer=meta["optimizer"])
+  except (ckpt.CheckpointMismatchError, KeyError, TypeError,
+          ValueError) as e:
+    raise ckpt.CheckpointMismatchError(
+        f"checkpoint {checkpoint_dir}: {e}") from None
+  template = init_supervised_state(config, 0)
+  state = ckpt.restore_checkpoint(checkpoint_dir, template,
+                                  architecture=config.architecture(),
+                                  step=step)
+  return model, variables_of(state), int(state.iteration)

@@ -1,0 +1,228 @@
+"""The supervised policy stage: the network, top-k accuracy, the loss falls,
+an interrupted run resumes to the uninterrupted result, checkpoints of
+another network are refused by name, and the commands."""
+
+import dataclasses
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import data
+from alphago_jax.data import features
+from alphago_jax.games import go_features
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables, num_params)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import read_metrics
+from alphago_jax.training import supervised as sl
+
+from helpers import ROOT, run_python
+
+DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
+    os.path.dirname(__file__), "..", "..", "shared", "data"))
+PRO = os.path.join(DATA, "pro-small-boards")
+ANY9 = data.DatasetConfig(filters=data.Filters(size=9, min_rank=None),
+                          limit=300)
+SL_POLICY = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
+
+
+def _need(path):
+  if not os.path.exists(path):
+    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
+                f"the folder holding pro-small-boards/)")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+  _need(PRO)
+  return data.prepare(PRO, tmp_path_factory.mktemp("cache"), ANY9)
+
+
+def _tiny(**kw):
+  kw.setdefault("model", PolicyNetConfig.tiny(board_size=9))
+  kw.setdefault("batch_size", 32)
+  kw.setdefault("learning_rate", 3e-3)
+  kw.setdefault("schedule", "constant")
+  kw.setdefault("warmup_steps", 0)
+  return sl.SupervisedConfig(**kw)
+
+
+def test_topk_correct_on_a_hand_made_batch():
+  logits = jnp.array([[0.0, 5.0, 1.0, 2.0, 3.0, 4.0, -1.0],   # 1 is best
+                      [0.0, 5.0, 1.0, 2.0, 3.0, 4.0, -1.0],   # 0 is 6th
+                      [0.0, 5.0, 1.0, 2.0, 3.0, 4.0, -1.0],   # 2 is 5th
+                      [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])   # all tied
+  action = jnp.array([1, 0, 2, 3])
+  np.testing.assert_array_equal(sl.topk_correct(logits, action, 1),
+                                [True, False, False, False])
+  np.testing.assert_array_equal(sl.topk_correct(logits, action, 5),
+                                [True, False, True, False])
+
+
+def test_policy_net_shapes_and_configs():
+  config = PolicyNetConfig.tiny(board_size=9)
+  net = PolicyNet(config)
+  variables = init_policy_variables(net, jax.random.key(0))
+  planes = jnp.ones((2, 9, 9, config.num_planes))
+  logits = net.apply(variables, planes)
+  assert logits.shape == (2, 82)
+  legal = jnp.zeros((2, 82), bool).at[:, 5].set(True)
+  masked = net.apply(variables, planes, legal)
+  assert (jnp.argmax(masked, -1) == 5).all()
+  # The paper's network: 13 layers of 192 on 48 planes, 5x5 then 3x3, and a
+  # bias per point (shapes only, nothing computed).
+  paper = PolicyNetConfig.paper()
+  assert paper.num_planes == 48 and paper.num_actions == 362
+  shapes = jax.eval_shape(lambda k: init_policy_variables(PolicyNet(paper),
+                                                          k),
+                          jax.random.key(0))["params"]
+  assert shapes["Conv_0"]["kernel"].shape == (5, 5, 48, 192)
+  assert shapes["Conv_11"]["kernel"].shape == (3, 3, 192, 192)
+  assert shapes["Conv_12"]["kernel"].shape == (1, 1, 192, 1)
+  assert shapes["point_bias"].shape == (361,)
+  res = PolicyNetConfig(num_layers=4, filters=8, board_size=9,
+                        trunk="residual")
+  v = init_policy_variables(PolicyNet(res), jax.random.key(0))
+  assert v["batch_stats"] and num_params(v) > 0
+  for bad in (dict(num_layers=1), dict(filters=0), dict(trunk="dense"),
+              dict(features=("stone_colour", "nope")),
+              dict(num_layers=5, trunk="residual"),
+              dict(features="stone_colour")):
+    with pytest.raises(ValueError):
+      PolicyNetConfig(**bad)
+  with pytest.raises(ValueError, match="optimizer"):
+    sl.SupervisedConfig(optimizer="rmsprop")
+
+
+def test_legal_mask_and_played_move_line_up_under_the_symmetries(cache):
+  positions = cache.split("train")
+  batch = positions.take(np.arange(64))
+  size = cache.size
+
+  @jax.jit
+  def f(batch, key):
+    out = features.feature_batch(batch, key, size=size)
+    return out, sl._legal_masks(batch, out["symmetry"], size)  # pylint: disable=protected-access
+
+  out, legal = f(batch, jax.random.key(3))
+  assert len(set(np.asarray(out["symmetry"]).tolist())) > 1
+  # The move played is legal and on an empty point, in the same frame.
+  assert np.take_along_axis(np.asarray(legal), np.asarray(
+      out["action"])[:, None], 1).all()
+  empty = np.asarray(out["planes"][..., 2]).reshape(64, -1)
+  board = np.asarray(out["action"]) < size * size
+  assert empty[board, np.asarray(out["action"])[board]].all()
+
+
+def test_quick_run_loss_falls_and_curve_is_recorded(cache, tmp_path):
+  config = _tiny(total_samples=60 * 32)
+  test = sl.eval_subset(cache.split("test"), 256)
+  _, history = sl.train_supervised(
+      config, cache.split("train"), seed=0, eval_positions=test,
+      output_dir=str(tmp_path), log_every=10, eval_every=30,
+      checkpoint_seconds=0, tensorboard=False)
+  losses = [r["loss"] for r in history]
+  assert losses[-1] < losses[0] - 0.3, losses
+  records = read_metrics(tmp_path / "metrics.jsonl")
+  assert [r["samples"] for r in records] == [320 * i for i in range(1, 7)]
+  curve = [(r["samples"], r["eval_top1"]) for r in records
+           if "eval_top1" in r]
+  assert [s for s, _ in curve] == [960, 1920]
+  assert curve[-1][1] > 0.05  # well above 1/82
+  assert records[-1]["stop"] == "max_samples"
+  assert ckpt.latest_step(tmp_path / "checkpoints") == 60
+
+
+def test_resume_gives_the_uninterrupted_result(cache, tmp_path):
+  config = _tiny(total_samples=24 * 32, schedule="cosine", warmup_steps=4,
+                 mask_illegal=True)
+  train = cache.split("train")
+  kw = dict(seed=1, log_every=4, checkpoint_seconds=0, tensorboard=False)
+  whole, _ = sl.train_supervised(config, train,
+                                 output_dir=str(tmp_path / "a"), **kw)
+  part, _ = sl.train_supervised(config, train, max_samples=10 * 32,
+                                output_dir=str(tmp_path / "b"), **kw)
+  assert int(part.iteration) == 10
+  lines = []
+  resumed, _ = sl.train_supervised(config, train,
+                                   output_dir=str(tmp_path / "b"),
+                                   log=lines.append, **kw)
+  assert "resumed from step 10" in lines[0]
+  assert int(resumed.iteration) == 24
+  jax.tree.map(np.testing.assert_array_equal, jax.device_get(whole.params),
+               jax.device_get(resumed.params))
+  a = {r["iteration"]: r["loss"] for r in read_metrics(
+      tmp_path / "a" / "metrics.jsonl")}
+  b = {r["iteration"]: r["loss"] for r in read_metrics(
+      tmp_path / "b" / "metrics.jsonl")}
+  assert a[24] == b[24] and a[20] == b[20]
+
+
+def test_checkpoint_of_another_network_is_refused_by_name(cache, tmp_path):
+  train = cache.split("train")
+  config = _tiny(total_samples=2 * 32)
+  sl.train_supervised(config, train, seed=0, output_dir=str(tmp_path),
+                      checkpoint_seconds=0, tensorboard=False)
+  wider = dataclasses.replace(
+      config, model=dataclasses.replace(config.model, filters=16))
+  with pytest.raises(ckpt.CheckpointMismatchError) as e:
+    sl.train_supervised(wider, train, seed=0, output_dir=str(tmp_path),
+                        tensorboard=False)
+  assert str(tmp_path / "checkpoints") in str(e.value)
+  assert "filters" in str(e.value)
+  fewer = dataclasses.replace(config, model=dataclasses.replace(
+      config.model, features=go_features.DEFAULT_POLICY_FEATURES[:2]))
+  with pytest.raises(ckpt.CheckpointMismatchError, match="num_planes"):
+    sl.train_supervised(fewer, train, seed=0, output_dir=str(tmp_path),
+                        tensorboard=False)
+  # A checkpoint of an AlphaZero network is not a policy network.
+  other = tmp_path / "az"
+  state = sl.init_supervised_state(config, 0)
+  ckpt.save_checkpoint(other, state, with_buffer=False,
+                       architecture={"game": "go9", "model": {}})
+  with pytest.raises(ckpt.CheckpointMismatchError,
+                     match=f"{other}.*not a policy-network checkpoint"):
+    sl.load_policy(other)
+  with pytest.raises(FileNotFoundError, match="no checkpoint"):
+    sl.load_policy(tmp_path / "none")
+  model, variables, step = sl.load_policy(tmp_path / "checkpoints")
+  assert model == config.model and step == 2
+
+
+def test_evaluation_counts_and_ensemble(cache):
+  config = PolicyNetConfig.tiny(board_size=9)
+  variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
+  test = cache.split("test")
+  one = sl.evaluate_policy(variables, config, test, batch_size=128,
+                           limit=300)
+  assert one["positions"] == 300 and 0 <= one["top1"] <= one["top5"] <= 1
+  ens = sl.evaluate_policy(variables, config, test, batch_size=128,
+                           limit=300, ensemble=True)
+  assert ens["positions"] == 300 and 0 <= ens["top1"] <= ens["top5"] <= 1
+  assert ens["nll"] != pytest.approx(one["nll"], abs=1e-6)
+  with pytest.raises(ValueError, match="19x19"):
+    sl.evaluate_policy(variables, PolicyNetConfig.tiny(board_size=19), test)
+
+
+def test_sl_policy_command_quick_and_resume(tmp_path):
+  _need(PRO)
+  out = tmp_path / "run"
+  args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
+          "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
+  proc = run_python(args)
+  result = proc.stdout.strip().splitlines()[-1]
+  assert result.startswith("RESULT step=40 samples=1280 test_top1="), result
+  saved = json.loads((out / "config.json").read_text())
+  assert saved["config"]["model"]["num_layers"] == 3
+  records = read_metrics(out / "metrics.jsonl")
+  assert records[-1]["loss"] < records[0]["loss"]
+  # A second start refuses to overwrite; --resume continues (here: done).
+  proc = run_python(args, check=False)
+  assert proc.returncode != 0 and "--resume" in proc.stderr
+  proc = run_python(args + ["--resume"])
+  assert "resumed from step 40" in proc.stdout
+  assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=40 ")
