@@ -123,27 +123,26 @@ def test_python_reference_agrees_on_the_win():
   assert python_uct.uct_move(board, 1, 300, random.Random(0)) == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured: as O, UCT at 1000 simulations lost 4 of 48 games to perfect "
-    "play (as X: 48 draws); the independent pure-Python textbook UCT in "
-    "benchmarks/python_uct.py lost 3 of 48 the same way. In 256 games it "
-    "lost 10, mostly after an edge opening answered in a corner that loses "
-    "(e.g. X 5, O 0, X 2); at 5000 simulations it lost 0 of 256 (the slow "
-    "test below). A property of random-rollout UCT at 1000 simulations, "
-    "not a bug"))
-def test_uct_1000_never_loses_to_alphabeta_as_x_or_o():
+def test_uct_1000_draws_as_x_but_loses_some_games_as_o():
+  # Random-rollout UCT at 1000 simulations is not perfect as O: it loses
+  # mostly after an edge opening answered in a corner that loses (X 5, O 0,
+  # X 2); the independent pure-Python textbook UCT (benchmarks/python_uct.py)
+  # loses the same way, and at 5000 simulations ours loses none (the slow
+  # test below), so this is the budget, not a bug. Fixed keys: the exact
+  # counts are the README's.
   perfect = search.solver_agent(GAME)
   uct1000 = search.uct_agent(GAME, search.UCTConfig(num_simulations=1000))
   as_x = evaluation.record(evaluation.play(
       GAME, (uct1000, perfect), jax.random.key(4), num_games=48), player=0)
   as_o = evaluation.record(evaluation.play(
       GAME, (perfect, uct1000), jax.random.key(5), num_games=48), player=1)
-  assert as_x.losses == 0 and as_o.losses == 0, (as_x, as_o)
+  assert (as_x.wins, as_x.draws, as_x.losses) == (0, 48, 0), as_x
+  assert (as_o.wins, as_o.draws, as_o.losses) == (0, 46, 2), as_o
 
 
 @pytest.mark.slow
 def test_uct_5000_never_loses_to_alphabeta_as_o():
-  # The budget, not the implementation, explains the xfail above.
+  # The budget, not the implementation, explains the O losses above.
   perfect = search.solver_agent(GAME)
   uct5000 = search.uct_agent(GAME, search.UCTConfig(num_simulations=5000))
   as_o = evaluation.record(evaluation.play(
