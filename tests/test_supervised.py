@@ -28,6 +28,8 @@ PRO = os.path.join(DATA, "pro-small-boards")
 ANY9 = data.DatasetConfig(filters=data.Filters(size=9, min_rank=None),
                           limit=300)
 SL_POLICY = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
+EVAL_POLICY = os.path.join(ROOT, "experiments", "alphago", "eval_policy.py")
+GO9 = os.path.join(ROOT, "checkpoints", "go9")
 
 
 def _need(path):
@@ -208,7 +210,7 @@ def test_evaluation_counts_and_ensemble(cache):
     sl.evaluate_policy(variables, PolicyNetConfig.tiny(board_size=19), test)
 
 
-def test_sl_policy_command_quick_and_resume(tmp_path):
+def test_sl_policy_and_eval_policy_commands(tmp_path):
   _need(PRO)
   out = tmp_path / "run"
   args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
@@ -226,3 +228,18 @@ def test_sl_policy_command_quick_and_resume(tmp_path):
   proc = run_python(args + ["--resume"])
   assert "resumed from step 40" in proc.stdout
   assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=40 ")
+  # eval_policy: the run's own data -> its test split; the RESULT line.
+  proc = run_python([EVAL_POLICY, "--data", PRO, "--checkpoint", str(out),
+                     "--cache", str(tmp_path / "cache"), "--limit", "200"])
+  lines = proc.stdout.strip().splitlines()
+  assert "split test, 200 positions" in proc.stdout
+  assert any(line.startswith("top1: ") and "95% CI [" in line
+             for line in lines)
+  assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
+      " positions=200")
+  # An AlphaZero checkpoint is refused, by name.
+  proc = run_python([EVAL_POLICY, "--data", PRO, "--checkpoint", GO9],
+                    check=False)
+  assert proc.returncode == 1
+  assert "not a policy-network checkpoint" in proc.stderr
+  assert os.path.join(GO9, "checkpoints") in proc.stderr

@@ -391,7 +391,8 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
                     limit: Optional[int] = None, ensemble: bool = False
                     ) -> Dict[str, float]:
   """Top-1 / top-5 accuracy and mean nll of the played move over
-  `positions` (the first `limit`; all when None), and the count."""
+  `positions` (the first `limit`; all when None), the count and the hits
+  (`top1_hits`, `top5_hits`)."""
   if positions.size != model.board_size:
     raise ValueError(f"evaluate_policy: the positions are {positions.size}x"
                      f"{positions.size}, the network is {model.board_size}x"
@@ -408,7 +409,9 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
   totals = {k: float(v) for k, v in jax.device_get(totals).items()}
   n = max(totals["positions"], 1.0)
   return {"top1": totals["top1"] / n, "top5": totals["top5"] / n,
-          "nll": totals["nll"] / n, "positions": int(totals["positions"])}
+          "nll": totals["nll"] / n, "positions": int(totals["positions"]),
+          "top1_hits": round(totals["top1"]),
+          "top5_hits": round(totals["top5"])}
 
 
 def eval_subset(positions: Positions, num: int, seed: int = 0) -> Positions:

@@ -1,0 +1,143 @@
+"""Move-prediction accuracy of a policy checkpoint on SGF records.
+
+Reads any folder or archive of SGF records with the filters the network was
+trained under (its run's config.json: board size, minimum rank, no
+handicap; flags override), and prints top-1 / top-5 accuracy of the move
+played with 95% Wilson intervals, the mean negative log-likelihood, and a
+last line
+
+    RESULT top1=<x> top5=<y> positions=<n>
+
+    python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
+        [--checkpoint runs/sl19] [--split test] [--ensemble] [--limit N]
+
+--checkpoint is a run directory (holding checkpoints/) or a checkpoint
+directory; default: the committed CPU network, checkpoints/sl_policy.
+--split: with the run's own --data the default is its test split (held-out
+games); any other data is read whole (`all`). --ensemble averages the
+policy over the 8 board symmetries (the paper's 57.0% against 55.4%).
+The intervals treat positions as independent; positions of one game are
+not, so the true uncertainty is somewhat wider.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import jax
+
+from alphago_jax import cpu_devices
+from alphago_jax import data as data_lib
+from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import supervised as sl
+from alphago_jax.training.loop import make_mesh
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
+
+
+def _run_config(run_dir):
+  path = os.path.join(run_dir, "config.json")
+  if not os.path.exists(path):
+    return {}
+  with open(path) as f:
+    return json.load(f)
+
+
+def main(argv=None):
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument("--data", required=True,
+                 help="an .sgf file, a tar(.gz) archive or a folder of them")
+  p.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT,
+                 help="run directory or checkpoint directory")
+  p.add_argument("--step", type=int, default=None,
+                 help="checkpoint step (default: the latest)")
+  p.add_argument("--split", default=None,
+                 choices=("all",) + tuple(data_lib.SPLITS),
+                 help="default: test for the run's own data, else all")
+  p.add_argument("--min-rank", default=None,
+                 help="both players at least this rank ('none' for any; "
+                 "default: as in training)")
+  p.add_argument("--cache", default=None,
+                 help="folder for position caches (default: beside the data "
+                 "if writable, else ~/.cache/alphago_jax)")
+  p.add_argument("--limit", type=int, default=None,
+                 help="evaluate the first N positions only")
+  p.add_argument("--batch-size", type=int, default=256)
+  p.add_argument("--ensemble", action="store_true",
+                 help="mean policy over the 8 symmetries")
+  p.add_argument("--cpu-devices", type=int,
+                 default=cpu_devices.default_cpu_device_count())
+  args = p.parse_args(argv)
+  try:
+    cpu_devices.use_cpu_devices(args.cpu_devices)
+  except ValueError as e:
+    p.error(f"--cpu-devices: {e}")
+  log = lambda line: print(line, file=sys.stderr, flush=True)
+  run_dir = args.checkpoint
+  ckpt_dir = os.path.join(run_dir, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir, run_dir = run_dir, os.path.dirname(os.path.abspath(run_dir))
+  try:
+    model, variables, step = sl.load_policy(ckpt_dir, step=args.step)
+  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  run = _run_config(run_dir)
+  trained = run.get("dataset", {}).get("filters", {})
+  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
+      None if args.min_rank.lower() == "none" else args.min_rank)
+  same_data = run.get("data") == os.path.abspath(args.data)
+  split = args.split or ("test" if same_data else "all")
+  try:
+    filters = data_lib.Filters(**dict(trained, size=model.board_size,
+                                      min_rank=min_rank))
+    if split == "all":
+      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
+    else:
+      dataset = run.get("dataset", {})
+      config = data_lib.DatasetConfig(
+          filters=filters,
+          fractions=tuple(dataset.get("fractions",
+                                      data_lib.DatasetConfig().fractions)),
+          seed=dataset.get("seed", 0))
+  except ValueError as e:
+    p.error(str(e))
+  try:
+    cache = data_lib.prepare(args.data, args.cache, config,
+                             workers=min(2, os.cpu_count() or 1), log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  positions = cache.split("train" if split == "all" else split)
+  if len(positions) == 0:
+    print(f"error: no positions in the {split} split of {args.data} under "
+          f"{filters}", file=sys.stderr)
+    return 1
+  mesh = make_mesh() if jax.device_count() > 1 else None
+  batch_size = args.batch_size
+  if mesh is not None and batch_size % jax.device_count():
+    p.error(f"--batch-size {batch_size} is not divisible by the "
+            f"{jax.device_count()} devices")
+  result = sl.evaluate_policy(variables, model, positions,
+                              batch_size=batch_size, mesh=mesh,
+                              limit=args.limit, ensemble=args.ensemble)
+  n = result["positions"]
+  print(f"checkpoint: {ckpt_dir} step {step} ({model.num_layers} layers x "
+        f"{model.filters} filters, {model.num_planes} planes, "
+        f"{model.trunk})")
+  print(f"data: {args.data}, split {split}, {n} positions"
+        f"{' (8-symmetry ensemble)' if args.ensemble else ''}")
+  for k in ("top1", "top5"):
+    lo, hi = wilson_interval(result[f"{k}_hits"], n)
+    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
+  print(f"nll: {result['nll']:.4f}")
+  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
+        f"positions={n}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
