@@ -153,17 +153,19 @@ class GoPlayout:
 
   def shifts(self, x: chex.Array, fill) -> tuple:
     """The value of each point's up, down, left and right neighbour `[N²]`
-    each (`fill` off the board), as slices that XLA fuses."""
+    each (`fill` off the board): slices of the padded 2-D board, which XLA
+    fuses into their consumers."""
     n = self.size
-    f = jnp.full((n,), fill, x.dtype)
-    up = jnp.concatenate([f, x[..., :-n]], axis=-1)
-    down = jnp.concatenate([x[..., n:], f], axis=-1)
-    _, col, _ = _static(n)
-    left = jnp.where(col == 0, f[0],
-                     jnp.concatenate([f[:1], x[..., :-1]], axis=-1))
-    right = jnp.where(col == n - 1, f[0],
-                      jnp.concatenate([x[..., 1:], f[:1]], axis=-1))
-    return up, down, left, right
+    g = jnp.pad(x.reshape(n, n), 1, constant_values=fill)
+    return tuple(v.reshape(n * n) for v in (
+        g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]))
+
+  def diagonals(self, x: chex.Array, fill) -> tuple:
+    """Like `shifts`, for the four diagonal neighbours."""
+    n = self.size
+    g = jnp.pad(x.reshape(n, n), 1, constant_values=fill)
+    return tuple(v.reshape(n * n) for v in (
+        g[:-2, :-2], g[:-2, 2:], g[2:, :-2], g[2:, 2:]))
 
   def own_eyes(self, board: chex.Array, player: chex.Array) -> chex.Array:
     """bool `[N²]`: the one-point eyes of `player` (see the eye rule)."""
@@ -173,9 +175,7 @@ class GoPlayout:
     opp = rel < 0
     u, d, l, r = self.shifts(own_or_edge, True)
     surrounded = u & d & l & r
-    ou, od, _, _ = self.shifts(opp, False)
-    diag = sum(a.astype(jnp.int32) for s in (ou, od)
-               for a in self.shifts(s, False)[2:])
+    diag = sum(a.astype(jnp.int32) for a in self.diagonals(opp, False))
     _, _, edge = _static(self.size)
     return (board == 0) & surrounded & (diag + edge.astype(jnp.int32) < 2)
 
