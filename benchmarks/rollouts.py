@@ -1,0 +1,251 @@
+"""Go rollout speed: the lean playout path beside OpenSpiel's C++ Go, in one run.
+
+Three measurements, ours and the peer's interleaved so that load from other
+processes hits both alike:
+
+* Random playouts on 9×9 and 19×19, moves per second over batch sizes.
+  Ours: `games.go_playout` (uniform over legal moves that fill no own eye),
+  games split over one XLA CPU device per core (`search.shard_games`); each
+  call plays `B` games from the empty board to the end, so under `vmap` a
+  batch lasts as long as its longest game, as rollouts in a search do
+  ("playouts" column). The "stream" column instead resets each game as it
+  ends (a `lax.scan` of steps, as `go_env.py` measures the full engine), the
+  throughput of a pipeline that keeps every slot busy. OpenSpiel: its C++ Go
+  (`pyspiel`), one thread, uniformly random legal moves from Python
+  (`legal_actions`, `apply_action`) to the end of each game.
+* UCT on 9×9, 200 simulations per move from the empty board, one random
+  rollout per leaf: ours (`search.uct_search`, batch `B`, both cores) in
+  simulations per second beside `pyspiel`'s `MCTSBot` with a
+  `RandomRolloutEvaluator(n_rollouts=1)` (uniformly random rollouts,
+  without the eye rule: its games are longer).
+
+Compile excluded, one warm-up, block until ready, medians. OpenSpiel is an
+optional benchmark extra (`pip install open_spiel`); without it only our
+figures are printed and the ratios are nan.
+
+    python benchmarks/rollouts.py [--batches 64 256 1024 4096] [--devices N]
+    python benchmarks/rollouts.py --gpu   # batches 4096..65536 on the GPU
+
+Last line: `RESULT rollout_ratio_vs_openspiel_9x9=<a>
+rollout_ratio_vs_openspiel_19x19=<b> uct_ratio_vs_openspiel_9x9=<c>`: ours
+(best "playouts" batch; best UCT batch) over OpenSpiel.
+"""
+
+import argparse
+import math
+import os
+import random
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+
+from alphago_jax import cpu_devices
+
+
+def _openspiel():
+  try:
+    import pyspiel  # pylint: disable=import-outside-toplevel
+    return pyspiel
+  except ImportError:
+    return None
+
+
+def openspiel_playouts(pyspiel, size: int, seconds: float, seed: int) -> float:
+  """Random-playout moves per second of OpenSpiel's C++ Go, one thread."""
+  game = pyspiel.load_game("go", {"board_size": size, "komi": 7.5})
+  rng = random.Random(seed)
+  moves, t0 = 0, time.perf_counter()
+  while time.perf_counter() - t0 < seconds:
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      state.apply_action(rng.choice(state.legal_actions()))
+      moves += 1
+  return moves / (time.perf_counter() - t0)
+
+
+def openspiel_uct(pyspiel, simulations: int, seed: int) -> float:
+  """Seconds of one `MCTSBot` move on the empty 9×9 board."""
+  from open_spiel.python.algorithms import mcts  # pylint: disable=import-outside-toplevel
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
+  rs = np.random.RandomState(seed)
+  bot = mcts.MCTSBot(game, uct_c=math.sqrt(2), max_simulations=simulations,
+                     evaluator=mcts.RandomRolloutEvaluator(1, rs),
+                     random_state=rs, solve=False)
+  state = game.new_initial_state()
+  t0 = time.perf_counter()
+  bot.step(state)
+  return time.perf_counter() - t0
+
+
+def make_playouts(size: int, devices):
+  """(states [B], key) -> moves [B] played, sharded over `devices`."""
+  from alphago_jax.games.go import Go  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games.go_playout import GoPlayout  # pylint: disable=import-outside-toplevel
+  from alphago_jax.search import shard_games  # pylint: disable=import-outside-toplevel
+  game = Go(size=size)
+  pl = GoPlayout(game)
+
+  def play(states, key):
+    keys = jax.random.split(key, states.board.shape[0])
+    final = jax.vmap(lambda k, s: pl.run(pl.init(k, s)))(keys, states)
+    return final.moves - states.step_count
+
+  return game, shard_games(play, devices)
+
+
+def make_stream(size: int, devices, length: int):
+  """(states [B], key) -> (states, moves [B]) after `length` steps, each
+  game restarted from the empty board as it ends."""
+  from alphago_jax.games.go import Go  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games.go_playout import GoPlayout  # pylint: disable=import-outside-toplevel
+  from alphago_jax.search import shard_games  # pylint: disable=import-outside-toplevel
+  game = Go(size=size)
+  pl = GoPlayout(game)
+  empty = game.init(jax.random.key(0))
+
+  def play(states, key):
+    b = states.board.shape[0]
+    ps = jax.vmap(pl.init)(jax.random.split(key, b), states)
+
+    def body(carry, _):
+      ps, moves = carry
+      nxt = jax.vmap(pl.step)(ps)
+      moves = moves + (nxt.moves - ps.moves)
+      # A game that ended starts again from the empty board.
+      fresh = nxt.replace(board=jnp.zeros_like(nxt.board),
+                          atari=jnp.zeros_like(nxt.atari),
+                          ko=jnp.full_like(nxt.ko, -1),
+                          passes=jnp.zeros_like(nxt.passes),
+                          to_play=jnp.zeros_like(nxt.to_play),
+                          moves=jnp.zeros_like(nxt.moves),
+                          done=jnp.zeros_like(nxt.done),
+                          seed=nxt.seed + jnp.uint32(0x9E3779B9))
+      nxt = jax.tree.map(
+          lambda f, s: jnp.where(
+              nxt.done.reshape((-1,) + (1,) * (s.ndim - 1)), f, s),
+          fresh, nxt)
+      return (nxt, moves), None
+
+    (_, moves), _ = jax.lax.scan(body, (ps, jnp.zeros(b, jnp.int32)), None,
+                                 length=length)
+    return moves
+
+  del empty
+  return game, shard_games(play, devices)
+
+
+def timed(fn, *args):
+  t0 = time.perf_counter()
+  out = jax.block_until_ready(fn(*args))
+  return time.perf_counter() - t0, out
+
+
+def main():
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument("--batches", type=int, nargs="+", default=None)
+  p.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
+  p.add_argument("--uct-batches", type=int, nargs="+", default=None)
+  p.add_argument("--simulations", type=int, default=200)
+  p.add_argument("--repeats", type=int, default=3)
+  p.add_argument("--devices", type=int, default=os.cpu_count() or 1,
+                 help="XLA CPU devices (default: one per core)")
+  p.add_argument("--gpu", action="store_true",
+                 help="run on the default accelerator with large batches")
+  p.add_argument("--no-uct", action="store_true")
+  p.add_argument("--no-stream", action="store_true")
+  args = p.parse_args()
+  if not args.gpu:
+    cpu_devices.use_cpu_devices(args.devices)
+  batches = args.batches or ([4096, 16384, 65536] if args.gpu
+                             else [64, 256, 1024, 4096])
+  uct_batches = args.uct_batches or ([1024, 4096] if args.gpu else [16, 64])
+  devices = jax.local_devices()
+  pyspiel = _openspiel()
+  if pyspiel is None:
+    print("open_spiel not installed: printing our figures only "
+          "(pip install open_spiel for the peer)")
+  print(f"jax {jax.__version__}, backend {jax.default_backend()}, "
+        f"{len(devices)} device(s)\n")
+
+  print("| board | batch | ours playouts moves/s | ours stream moves/s | "
+        "OpenSpiel C++ moves/s | ratio (playouts) | ratio (stream) |")
+  print("|---|---|---|---|---|---|---|")
+  best = {}
+  for size in args.sizes:
+    game, play = make_playouts(size, devices)
+    for b in batches:
+      if b % len(devices):
+        continue
+      if size > 9 and b > max(batches) // 4 and not args.gpu:
+        continue  # 19×19 playouts at the largest CPU batch take minutes.
+      states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), b))
+      timed(play, states, jax.random.key(0))           # compile, warm up
+      ours, theirs = [], []
+      for r in range(args.repeats):
+        dt, moves = timed(play, states, jax.random.key(r + 1))
+        ours.append(float(jnp.sum(moves)) / dt)
+        if pyspiel is not None:
+          theirs.append(openspiel_playouts(pyspiel, size, 1.0, r))
+      stream = float("nan")
+      if not args.no_stream:
+        length = 2 * size * size
+        _, run = make_stream(size, devices, length)
+        timed(run, states, jax.random.key(0))
+        st = []
+        for r in range(args.repeats):
+          dt, moves = timed(run, states, jax.random.key(r + 1))
+          st.append(float(jnp.sum(moves)) / dt)
+        stream = statistics.median(st)
+      o = statistics.median(ours)
+      t = statistics.median(theirs) if theirs else float("nan")
+      best[size] = max(best.get(size, (0, 0, 0)), (o / t, o, stream / t))
+      print(f"| {size}x{size} | {b} | {o:,.0f} | {stream:,.0f} | {t:,.0f} | "
+            f"{o / t:.2f} | {stream / t:.2f} |", flush=True)
+
+  uct_ratio = float("nan")
+  if not args.no_uct:
+    from alphago_jax import games, search  # pylint: disable=import-outside-toplevel
+    n = args.simulations
+    game = games.make("go", size=9)
+    agent = search.shard_games(
+        search.uct_agent(game, search.UCTConfig(num_simulations=n)), devices)
+    print(f"\nUCT on 9x9, {n} simulations per move, one rollout per leaf, "
+          "empty board\n")
+    print("| implementation | batch | sims/s | ratio |")
+    print("|---|---|---|---|")
+    rows, os_times = [], []
+    for b in uct_batches:
+      if b % len(devices):
+        continue
+      states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), b))
+      timed(agent, states, jax.random.key(0))
+      times = []
+      for r in range(args.repeats):
+        times.append(timed(agent, states, jax.random.key(r + 1))[0])
+        if pyspiel is not None:
+          os_times.append(openspiel_uct(pyspiel, n, r))
+      rows.append((b, b * n / statistics.median(times)))
+    os_rate = (n / statistics.median(os_times) if os_times
+               else float("nan"))
+    print(f"| OpenSpiel MCTSBot (C++ Go, Python search) | 1 | "
+          f"{os_rate:,.0f} | 1.00 |")
+    for b, rate in rows:
+      print(f"| ours, {len(devices)} device(s) | {b} | {rate:,.0f} | "
+            f"{rate / os_rate:.2f} |")
+    uct_ratio = max(rate for _, rate in rows) / os_rate
+
+  def fmt(x):
+    return "nan" if x is None or math.isnan(x) else f"{x:.2f}"
+  r9 = best.get(9, (float("nan"),))[0]
+  r19 = best.get(19, (float("nan"),))[0]
+  print()
+  print(f"RESULT rollout_ratio_vs_openspiel_9x9={fmt(r9)} "
+        f"rollout_ratio_vs_openspiel_19x19={fmt(r19)} "
+        f"uct_ratio_vs_openspiel_9x9={fmt(uct_ratio)}")
+
+
+if __name__ == "__main__":
+  main()
