@@ -196,8 +196,11 @@ class GoPlayout:
     """(point, any) : a draw from the policy over `cand`."""
     n2 = self.num_points
     idx = jnp.arange(n2, dtype=jnp.uint32)
-    ctr = s.moves.astype(jnp.uint32) * jnp.uint32(n2) + idx
-    bits = _mix32(_mix32(ctr * jnp.uint32(_WEYL) + s.seed[0]) ^ s.seed[1])
+    # Mixed twice per step, once per point: a hash of the Weyl sequence
+    # from a random offset.
+    step_seed = _mix32(_mix32(s.moves.astype(jnp.uint32) ^ s.seed[0])
+                       + s.seed[1])
+    bits = _mix32(idx * jnp.uint32(_WEYL) + step_seed)
     logits = self.policy_fn(self, s)
     if logits is None:
       # Uniform: the largest random key wins; its low bits carry the index,
@@ -211,26 +214,27 @@ class GoPlayout:
     g = jnp.where(cand, logits - jnp.log(-jnp.log(u)), -jnp.inf)
     return jnp.argmax(g).astype(jnp.int32), jnp.any(cand)
 
+  def stone_extremes(self, board: chex.Array):
+    """int32 `[N²]` each: each point's smallest empty neighbour (N² if none)
+    and largest (-1 if none). Neighbours are ordered up < left < right <
+    down, so each is a chain of selects."""
+    n2, n = self.num_points, self.size
+    eu, ed, el, er = self.shifts(board == 0, False)
+    q = jnp.arange(n2, dtype=jnp.int32)
+    lo = jnp.where(eu, q - n, jnp.where(el, q - 1, jnp.where(
+        er, q + 1, jnp.where(ed, q + n, n2))))
+    hi = jnp.where(ed, q + n, jnp.where(er, q + 1, jnp.where(
+        el, q - 1, jnp.where(eu, q - n, -1))))
+    return lo, hi
+
   def liberty_extremes(self, board: chex.Array):
     """int32 `[N²]` each: the smallest and largest liberty of the chain of
-    each stone (N² and -1 for empty points).
-
-    Each stone's extreme empty neighbours come from shifted maps; a chain's
-    are then one segment max over the chain ids (a scatter, and a gather
-    back): the only scatter of a step.
-    """
+    each stone (N² and -1 for empty points), by one segment max over the
+    chain ids (a scatter, and a gather back)."""
     n2 = self.num_points
-    empty = board == 0
-    big = jnp.int32(n2)
-    idx = jnp.arange(n2, dtype=jnp.int32)
-    e_nb = self.shifts(empty, False)
-    i_nb = self.shifts(idx, 0)
-    lo = functools.reduce(jnp.minimum, [jnp.where(e, i, big)
-                                         for e, i in zip(e_nb, i_nb)])
-    hi = functools.reduce(jnp.maximum, [jnp.where(e, i, -1)
-                                         for e, i in zip(e_nb, i_nb)])
-    chain = jnp.where(empty, n2, jnp.abs(board).astype(jnp.int32) - 1)
-    ext = jnp.full((n2 + 1, 2), -big - 1, jnp.int32).at[chain].max(
+    lo, hi = self.stone_extremes(board)
+    chain = jnp.where(board == 0, n2, jnp.abs(board).astype(jnp.int32) - 1)
+    ext = jnp.full((n2 + 1, 2), -n2 - 1, jnp.int32).at[chain].max(
         jnp.stack([hi, -lo], axis=-1), mode="promise_in_bounds")
     per_stone = ext[chain]
     return -per_stone[:, 1], per_stone[:, 0]
