@@ -135,7 +135,7 @@ def test_quick_run_loss_falls_and_curve_is_recorded(cache, tmp_path):
            if "eval_top1" in r]
   assert [s for s, _ in curve] == [960, 1920]
   assert curve[-1][1] > 0.05  # well above 1/82
-  assert records[-1]["stop"] == "max_samples"
+  assert records[-1]["stop"] == "num_steps"
   assert ckpt.latest_step(tmp_path / "checkpoints") == 60
 
 

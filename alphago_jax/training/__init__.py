@@ -2,7 +2,7 @@
 compiled iteration, checkpoints and metrics) and supervised learning of
 AlphaGo's policy network from game records (`supervised`)."""
 
-from alphago_jax.training import presets
+from alphago_jax.training import host_loop, presets
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
                                              latest_step, read_metadata,
                                              restore_checkpoint,
@@ -33,7 +33,8 @@ __all__ = [
     "make_train_step", "train_supervised",
     "identity_augment", "init_train_state", "latest_step", "loss_fn",
     "make_iteration", "make_mesh", "make_reference_evaluator",
-    "make_solver_evaluator", "presets", "make_optimizer", "read_metadata",
+    "host_loop", "make_solver_evaluator", "presets", "make_optimizer",
+    "read_metadata",
     "read_metrics", "replay_add", "replay_init", "replay_sample",
     "restore_checkpoint", "save_checkpoint", "self_play", "train",
     "variables_of",

@@ -3,8 +3,8 @@
 `make_iteration` returns a single jitted function that plays a chunk of
 self-play, inserts the examples into the on-device replay buffer and takes K
 gradient steps (a `lax.scan`), so an iteration is one dispatch with no host
-round trip. `train` is the host loop around it: it only logs metrics,
-evaluates and checkpoints.
+round trip. `train` runs it in the shared host loop (`host_loop.run`),
+which only logs metrics, evaluates and checkpoints.
 
 Data parallelism: given a `jax.sharding.Mesh` with one axis `"data"`, the
 self-play games and every training batch are sharded over it and the state
@@ -20,8 +20,6 @@ from the hosts). See README, "Scaling out".
 from __future__ import annotations
 
 import functools
-import os
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
@@ -29,17 +27,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
                                        make_network)
-from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import host_loop
 from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.learner import loss_fn, make_optimizer
-from alphago_jax.training.metrics import (MetricsWriter,
-                                          make_tensorboard_writer)
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
@@ -169,8 +164,7 @@ def _make_iteration(game, config, mesh, augment):
                  out_shardings=replicated)
 
 
-# (state) -> extra metrics, e.g. results against a reference agent.
-Evaluator = Callable[[TrainState], Dict[str, Any]]
+Evaluator = host_loop.Evaluator
 
 
 def train(game: game_base.Game, config: TrainConfig, *, seed: int,
@@ -208,81 +202,23 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
     raise ValueError(f"num_iterations must be an integer >= 0, got "
                      f"{num_iterations!r}")
   state = init_train_state(game, config, seed, mesh=mesh)
-  arch = config.architecture(game)
-  ckpt_dir = writer = board = None
-  if output_dir is not None:
-    ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
-    # Multi-host: every process runs the same program and checkpoints
-    # together (orbax coordinates them); only process 0 writes metrics.
-    if jax.process_index() == 0:
-      writer = MetricsWriter(os.path.join(output_dir, "metrics.jsonl"))
-      board = make_tensorboard_writer(output_dir, tensorboard)
-    if resume and ckpt.latest_step(ckpt_dir) is not None:
-      state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
-      if mesh is not None:
-        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
-      if log:
-        log(f"resumed from iteration {int(state.iteration)}")
   iteration = make_iteration(game, config, mesh=mesh, augment=augment)
-  done = int(state.iteration)
-  bar = None
-  if progress and jax.process_index() == 0:
-    import tqdm  # pylint: disable=import-outside-toplevel
-    bar = tqdm.tqdm(total=num_iterations, initial=done, unit="it",
-                    dynamic_ncols=True)
-    if log:
-      user_log = log
+  moves = config.num_games * config.max_moves
 
-      def log(line):  # Above the bar, not through it.
-        with tqdm.tqdm.external_write_mode():
-          user_log(line)
-  start = time.perf_counter()
-  history = []
-  try:
-    while done < num_iterations:
-      t = time.perf_counter()
-      state, metrics = iteration(state)
-      metrics = jax.device_get(metrics)
-      seconds = time.perf_counter() - t
-      done = int(state.iteration)
-      record = {"iteration": done, "seconds": seconds,
-                "elapsed": time.perf_counter() - start,
-                "examples_per_second": float(metrics["examples_added"]) /
-                seconds,
-                "moves_per_second": config.num_games * config.max_moves /
-                seconds}
-      record.update({k: float(v) for k, v in metrics.items()})
-      last = done == num_iterations
-      if evaluator is not None and evaluate_every and (
-          done % evaluate_every == 0 or last):
-        record.update(evaluator(state))
-      stop = bool(stop_when(record)) if stop_when is not None else False
-      if jax.process_count() > 1:
-        # Every process must leave the loop at the same iteration (they run
-        # one SPMD program); process 0's clock and judgement decide.
-        stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
-      if writer is not None:
-        writer.write(record)
-      if board is not None:
-        board.write(record)
-      if bar is not None:
-        bar.update(done - bar.n)
-        bar.set_postfix(loss=f"{record['loss']:.3f}",
-                        examples_s=f"{record['examples_per_second']:.0f}",
-                        moves_s=f"{record['moves_per_second']:.0f}")
-      if log:
-        log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in record.items()))
-      history.append(record)
-      if ckpt_dir is not None and (last or stop or (
-          checkpoint_every and done % checkpoint_every == 0)):
-        ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
-                             with_buffer=config.save_buffer)
-      if stop:
-        break
-  finally:
-    if bar is not None:
-      bar.close()
-    if board is not None:
-      board.close()
-  return state, history
+  def summarize(metrics, *, step, steps, seconds):
+    del step, steps  # one iteration a record
+    return {"examples_per_second": metrics["examples_added"] / seconds,
+            "moves_per_second": moves / seconds}
+
+  return host_loop.run(
+      state, lambda state: iteration, num_steps=num_iterations,
+      architecture=config.architecture(game), output_dir=output_dir,
+      with_buffer=config.save_buffer, mesh=mesh, resume=resume,
+      summarize=summarize, evaluator=evaluator,
+      evaluate_every=evaluate_every, checkpoint_every=checkpoint_every,
+      stop_when=stop_when, log=log, progress=progress,
+      postfix=lambda record: {
+          "loss": f"{record['loss']:.3f}",
+          "examples_s": f"{record['examples_per_second']:.0f}",
+          "moves_s": f"{record['moves_per_second']:.0f}"},
+      tensorboard=tensorboard)

@@ -3,14 +3,12 @@
 One compiled step rebuilds the AlphaGo planes of a compact batch
 (`data.feature_batch`, a random symmetry per example), takes a gradient
 step on the cross-entropy of the move played, and returns the batch's
-top-1/top-5 accuracy; the host loop (`train_supervised`) only streams
-compact batches (`data.batches`, resumable at any step), logs, evaluates
-and checkpoints. It reuses the AlphaZero loop's building blocks: the state
-is a `TrainState` without a buffer, checkpoints go through
-`training.checkpoint` (architecture check, atomic steps), metrics through
-`MetricsWriter` (fsynced JSON lines) and the TensorBoard writer, and data
-parallelism is the same `"data"` mesh axis: every batch is sharded over it,
-the state replicated.
+top-1/top-5 accuracy. `train_supervised` runs it in the host loop every
+stage shares (`host_loop.run`: metrics, TensorBoard, checkpoints with the
+architecture check, resume, progress), feeding it compact batches
+(`data.batches`, resumable at any step); the state is a `TrainState`
+without a buffer. Data parallelism is the same `"data"` mesh axis as
+AlphaZero's: every batch is sharded over it, the state replicated.
 
 A run stops on a sample budget (`max_samples`), a wall-clock budget for this
 call (`max_seconds`), a training-time budget summed over calls
@@ -26,8 +24,6 @@ import dataclasses
 import functools
 import math
 import os
-import signal
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
@@ -35,19 +31,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data import features as features_lib
+from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training.metrics import (MetricsWriter,
-                                          make_tensorboard_writer,
-                                          read_metrics)
+from alphago_jax.training import host_loop
 from alphago_jax.training.state import TrainState
 
 DATA_AXIS = "data"
@@ -425,30 +418,6 @@ def eval_subset(positions: Positions, num: int, seed: int = 0) -> Positions:
       f: np.asarray(a[index]) for f, a in positions.arrays().items()})
 
 
-class _StopSignal:
-  """SIGTERM/SIGINT set a flag the loop checks after each step (main
-  thread only; elsewhere signals keep their handlers)."""
-
-  def __init__(self):
-    self.received = None
-    self._old = {}
-
-  def __enter__(self):
-    try:
-      for sig in (signal.SIGTERM, signal.SIGINT):
-        self._old[sig] = signal.signal(sig, self._handle)
-    except ValueError:  # not the main thread
-      pass
-    return self
-
-  def _handle(self, signum, frame):  # pylint: disable=unused-argument
-    self.received = signal.Signals(signum).name
-
-  def __exit__(self, *exc):
-    for sig, old in self._old.items():
-      signal.signal(sig, old)
-
-
 def train_supervised(config: SupervisedConfig, train: Positions, *,
                      seed: int, eval_positions: Optional[Positions] = None,
                      output_dir: Optional[str] = None,
@@ -500,127 +469,48 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
                      f"{train.size}, the network is "
                      f"{config.model.board_size}x{config.model.board_size}")
   max_samples = config.total_samples if max_samples is None else max_samples
-  max_steps = max_samples // config.batch_size
   state = init_supervised_state(config, seed, mesh=mesh)
-  arch = config.architecture()
-  ckpt_dir = writer = board = None
-  train_seconds = 0.0
-  if output_dir is not None:
-    ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
-    metrics_path = os.path.join(output_dir, "metrics.jsonl")
-    if resume and ckpt.latest_step(ckpt_dir) is not None:
-      state = ckpt.restore_checkpoint(ckpt_dir, state, architecture=arch)
-      if mesh is not None:
-        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
-      done = int(state.iteration)
-      # Training time so far: the last record at or before the checkpoint.
-      for record in read_metrics(metrics_path):
-        if record.get("iteration", 0) <= done:
-          train_seconds = float(record.get("train_seconds", train_seconds))
-      if log:
-        log(f"resumed from step {done} ({done * config.batch_size} "
-            f"samples, {train_seconds / 3600:.2f} h of training)")
-    if jax.process_index() == 0:
-      writer = MetricsWriter(metrics_path)
-      board = make_tensorboard_writer(output_dir, tensorboard)
   step_fn = make_train_step(config, mesh=mesh)
-  done = saved = int(state.iteration)
   per_epoch = len(train) // config.batch_size
-  stream = batches(train, config.batch_size, seed,
-                               start_step=done)
-  bar = None
-  if progress and jax.process_index() == 0:
-    import tqdm  # pylint: disable=import-outside-toplevel
-    bar = tqdm.tqdm(total=max_steps * config.batch_size,
-                    initial=done * config.batch_size, unit="pos",
-                    unit_scale=True, dynamic_ncols=True)
-    if log:
-      user_log = log
 
-      def log(line):  # Above the bar, not through it.
-        with tqdm.tqdm.external_write_mode():
-          user_log(line)
+  def make_step(start):
+    # The stream resumes at the step the state is at.
+    stream = batches(train, config.batch_size, seed,
+                     start_step=int(start.iteration))
+    return lambda state: step_fn(state, to_device(next(stream), mesh))
 
-  def evaluate(state):
+  def summarize(metrics, *, step, steps, seconds):
+    del metrics
+    return {"samples": step * config.batch_size, "epoch": step / per_epoch,
+            "samples_per_second": steps * config.batch_size / seconds}
+
+  def evaluator(state):
     result = evaluate_policy(variables_of(state), config.model,
                              eval_positions, batch_size=eval_batch_size,
                              mesh=mesh)
     return {f"eval_{k}": v for k, v in result.items()}
 
-  start = time.perf_counter()
-  last_save = last_record = start
-  pending: List[Dict] = []
-  history = []
-  last_eval = -1
-  with _StopSignal() as signals:
-    try:
-      while True:
-        if done < max_steps:
-          state, metrics = step_fn(state, to_device(next(stream), mesh))
-          pending.append(metrics)
-          done += 1
-        stop_reason = None
-        if done >= max_steps:
-          stop_reason = "max_samples"
-        elif max_seconds is not None and \
-            time.perf_counter() - start >= max_seconds:
-          stop_reason = "max_seconds"
-        elif max_train_seconds is not None and train_seconds + (
-            time.perf_counter() - last_record) >= max_train_seconds:
-          stop_reason = "max_train_seconds"
-        elif signals.received:
-          stop_reason = signals.received
-        stop = stop_reason is not None
-        if jax.process_count() > 1:
-          # One SPMD program: process 0's clock decides for everyone.
-          stop = bool(multihost_utils.broadcast_one_to_all(np.asarray(stop)))
-        if pending and (stop or done % log_every == 0):
-          now = time.perf_counter()
-          means = {k: float(np.mean(v)) for k, v in jax.device_get(
-              {k: [m[k] for m in pending] for k in pending[0]}).items()}
-          seconds = now - last_record
-          train_seconds += seconds
-          record = {"iteration": done, "samples": done * config.batch_size,
-                    "epoch": done / per_epoch,
-                    "samples_per_second": len(pending) * config.batch_size /
-                    seconds, "train_seconds": train_seconds,
-                    "elapsed": now - start}
-          record.update(means)
-          pending = []
-          if eval_positions is not None and (stop or (
-              eval_every and done % eval_every == 0)) and done != last_eval:
-            record.update(evaluate(state))
-            last_eval = done
-          if stop:
-            record["stop"] = stop_reason or "process 0"
-          if writer is not None:
-            writer.write(record)
-          if board is not None:
-            board.write(record)
-          if log:
-            log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else
-                         f"{k}={v}" for k, v in record.items()))
-          history.append(record)
-          last_record = time.perf_counter()  # evaluation time not counted
-        if bar is not None:
-          bar.update(done * config.batch_size - bar.n)
-        due = stop or (checkpoint_every and done % checkpoint_every == 0) or (
-            checkpoint_seconds and
-            time.perf_counter() - last_save >= checkpoint_seconds)
-        if jax.process_count() > 1 and not stop:
-          due = bool(multihost_utils.broadcast_one_to_all(np.asarray(due)))
-        if ckpt_dir is not None and due and done != saved:
-          saved = ckpt.save_checkpoint(ckpt_dir, state, architecture=arch,
-                                       with_buffer=False)
-          last_save = time.perf_counter()
-        if stop:
-          break
-    finally:
-      if bar is not None:
-        bar.close()
-      if board is not None:
-        board.close()
-  return state, history
+  def resumed(done, seconds):
+    return (f"resumed from step {done} ({done * config.batch_size} "
+            f"samples, {seconds / 3600:.2f} h of training)")
+
+  return host_loop.run(
+      state, make_step, num_steps=max_samples // config.batch_size,
+      architecture=config.architecture(), output_dir=output_dir,
+      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
+      summarize=summarize,
+      evaluator=None if eval_positions is None else evaluator,
+      evaluate_every=eval_every, evaluate_on_stop=True,
+      checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds,
+      max_seconds=max_seconds, max_train_seconds=max_train_seconds,
+      handle_signals=True, log=log, resumed_message=resumed,
+      progress=progress, progress_unit="pos",
+      progress_scale=config.batch_size,
+      postfix=lambda record: {
+          "loss": f"{record['loss']:.3f}", "top1": f"{record['top1']:.3f}",
+          "pos_s": f"{record['samples_per_second']:.0f}"},
+      tensorboard=tensorboard)
 
 
 def load_policy(checkpoint_dir, *, step: Optional[int] = None

@@ -39,6 +39,22 @@ from alphago_jax.training.loop import make_mesh
 from alphago_jax.training import supervised as sl
 
 PRESETS = ("cpu", "paper")
+# On a busy shared CPU one device's thread can be descheduled for a while;
+# XLA's CPU all-reduce would then abort the process after 40 s.
+PATIENT_COLLECTIVES = {
+    "xla_cpu_collective_call_warn_stuck_timeout_seconds": 600,
+    "xla_cpu_collective_call_terminate_timeout_seconds": 3600,
+    "xla_cpu_collective_timeout_seconds": 3600,
+}
+
+
+def patient_collectives() -> None:
+  """Adds `PATIENT_COLLECTIVES` to `XLA_FLAGS` (those not set there
+  already); before the first JAX operation."""
+  flags = os.environ.get("XLA_FLAGS", "")
+  extra = [f"--{k}={v}" for k, v in PATIENT_COLLECTIVES.items()
+           if k not in flags]
+  os.environ["XLA_FLAGS"] = " ".join([flags] + extra).strip()
 
 
 def build_config(args) -> sl.SupervisedConfig:
@@ -119,6 +135,7 @@ def main(argv=None):
   p.add_argument("--num-processes", type=int, default=1)
   p.add_argument("--process-id", type=int, default=0)
   args = p.parse_args(argv)
+  patient_collectives()
   try:  # Before JAX starts: the first JAX operation fixes the devices.
     cpu_devices.use_cpu_devices(args.cpu_devices)
   except ValueError as e:

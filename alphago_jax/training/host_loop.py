@@ -1,0 +1,268 @@
+"""The host loop every training stage shares.
+
+A stage (AlphaZero, supervised learning, ...) is a state pytree with an
+`iteration` counter of steps done and a compiled `step(state) -> (state,
+metrics)`; `run` drives it from the host: it restores the latest checkpoint
+(after the architecture check), calls the step until a budget or a stop
+condition, and around it writes a metrics record every `log_every` steps
+(JSON lines, fsynced, and TensorBoard scalars; process 0 only), evaluates,
+shows a progress bar and saves orbax checkpoints (every so many steps or
+seconds, and always when it stops). The compiled step is the stage's own;
+the loop never looks inside the state beyond `iteration`.
+
+Multi-host: every process runs the same loop, so every decision that could
+differ between processes (a clock, a signal, `stop_when`) is taken by
+process 0 and broadcast; checkpoints are saved by all processes together
+(orbax coordinates them).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training.metrics import (MetricsWriter,
+                                          make_tensorboard_writer,
+                                          read_metrics)
+
+Record = Dict[str, Any]
+# (state) -> extra fields for the record, e.g. results against a reference.
+Evaluator = Callable[[Any], Dict[str, Any]]
+
+
+class _StopSignal:
+  """SIGTERM/SIGINT set a flag the loop reads after each step (main thread
+  only; elsewhere the handlers are left alone)."""
+
+  def __init__(self, enabled: bool):
+    self.enabled = enabled
+    self.received = None
+    self._old = {}
+
+  def __enter__(self):
+    if self.enabled:
+      try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+          self._old[sig] = signal.signal(sig, self._handle)
+      except ValueError:  # not the main thread
+        pass
+    return self
+
+  def _handle(self, signum, frame):  # pylint: disable=unused-argument
+    self.received = signal.Signals(signum).name
+
+  def __exit__(self, *exc):
+    for sig, old in self._old.items():
+      signal.signal(sig, old)
+
+
+def _agree(flag: bool) -> bool:
+  """Process 0's `flag`, on every process."""
+  if jax.process_count() == 1:
+    return flag
+  return bool(multihost_utils.broadcast_one_to_all(np.asarray(flag)))
+
+
+def run(state: Any, make_step: Callable[[Any], Callable], *,
+        num_steps: int, architecture: Dict[str, Any],
+        output_dir: Optional[str] = None, with_buffer: bool = False,
+        mesh: Optional[Mesh] = None, resume: bool = True,
+        log_every: int = 1,
+        summarize: Optional[Callable[..., Record]] = None,
+        evaluator: Optional[Evaluator] = None, evaluate_every: int = 0,
+        evaluate_on_stop: bool = False, checkpoint_every: int = 0,
+        checkpoint_seconds: float = 0.0,
+        stop_when: Optional[Callable[[Record], bool]] = None,
+        max_seconds: Optional[float] = None,
+        max_train_seconds: Optional[float] = None,
+        handle_signals: bool = False,
+        log: Optional[Callable[[str], None]] = None,
+        resumed_message: Callable[[int, float], str] = (
+            lambda done, seconds: f"resumed from iteration {done}"),
+        progress: bool = False, progress_unit: str = "it",
+        progress_scale: int = 1,
+        postfix: Optional[Callable[[Record], Dict[str, str]]] = None,
+        tensorboard: Optional[bool] = None) -> Tuple[Any, List[Record]]:
+  """Runs (or resumes) a stage up to `num_steps` steps.
+
+  Args:
+    state: the fresh state (the template a checkpoint is restored into).
+    make_step: called once with the state the loop starts from (fresh or
+      restored); returns `step(state) -> (state, metrics)`, metrics a dict
+      of scalars (a data stream can start where the state left off).
+    num_steps: stop once `state.iteration` reaches this.
+    architecture: what a checkpoint must match (`CheckpointMismatchError`
+      otherwise, before anything is loaded).
+    output_dir: `metrics.jsonl`, `tensorboard/`, `checkpoints/` go there.
+    with_buffer: checkpoints include `state.buffer`.
+    mesh: a restored state is replicated over it.
+    log_every: steps a record; its metrics are the means over those steps.
+    summarize: `(means, *, step, steps, seconds) -> fields` added to a
+      record before the metrics (throughputs, samples): the metric means,
+      the step reached, the steps and seconds since the last record.
+    evaluator: called every `evaluate_every` steps and at `num_steps` (and
+      when stopping early, with `evaluate_on_stop`); merged into that
+      step's record.
+    checkpoint_every, checkpoint_seconds: save every that many steps or
+      seconds (0: never); a run always saves when it stops.
+    stop_when: called with each record; True stops (after saving).
+    max_seconds: stop after this wall-clock time in this call.
+    max_train_seconds: stop once the run's training time (records'
+      `train_seconds`, summed over calls) reaches this.
+    handle_signals: SIGTERM/SIGINT stop the run cleanly (saved) instead
+      of killing it.
+    log: called with each record as one line (and a line on resuming,
+      `resumed_message(step, train_seconds)`).
+    progress: a tqdm bar on stderr of `progress_scale` x steps, with
+      `postfix(record)` beside it; `log` lines go above it.
+    tensorboard: with `output_dir`, also write numeric fields as
+      TensorBoard scalars: True always (needs tensorboardX), None when
+      tensorboardX is installed, False never.
+
+  Returns:
+    the final state and the records of this call. Records hold
+    `iteration`, `seconds` (since the last record, less evaluation and
+    checkpoint time), `elapsed`, `train_seconds`, the summary, the metric
+    means, evaluations, and on the last one `stop`, why the call stopped
+    (`num_steps`, `stop_when`, `max_seconds`, `max_train_seconds`, a
+    signal's name).
+  """
+  if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
+      or num_steps < 0:
+    raise ValueError(f"num_steps must be an integer >= 0, got "
+                     f"{num_steps!r}")
+  if isinstance(log_every, bool) or not isinstance(log_every, int) \
+      or log_every < 1:
+    raise ValueError(f"log_every must be an integer >= 1, got "
+                     f"{log_every!r}")
+  ckpt_dir = writer = board = None
+  train_seconds = 0.0
+  if output_dir is not None:
+    ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
+    metrics_path = os.path.join(output_dir, "metrics.jsonl")
+    if resume and ckpt.latest_step(ckpt_dir) is not None:
+      state = ckpt.restore_checkpoint(ckpt_dir, state,
+                                      architecture=architecture)
+      if mesh is not None:
+        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+      done = int(state.iteration)
+      # Training time so far: the last record at or before the checkpoint
+      # (records after it are of steps the resume repeats).
+      for record in read_metrics(metrics_path):
+        if record.get("iteration", 0) <= done:
+          train_seconds = float(record.get("train_seconds", train_seconds))
+      if log:
+        log(resumed_message(done, train_seconds))
+    # Multi-host: only process 0 writes metrics.
+    if jax.process_index() == 0:
+      writer = MetricsWriter(metrics_path)
+      board = make_tensorboard_writer(output_dir, tensorboard)
+  done = saved = int(state.iteration)
+  if done >= num_steps:
+    if board is not None:
+      board.close()
+    return state, []
+  step = make_step(state)
+  bar = None
+  if progress and jax.process_index() == 0:
+    import tqdm  # pylint: disable=import-outside-toplevel
+    bar = tqdm.tqdm(total=num_steps * progress_scale,
+                    initial=done * progress_scale, unit=progress_unit,
+                    unit_scale=progress_scale > 1, dynamic_ncols=True)
+    if log:
+      user_log = log
+
+      def log(line):  # Above the bar, not through it.
+        with tqdm.tqdm.external_write_mode():
+          user_log(line)
+  clocked = handle_signals or max_seconds is not None or (
+      max_train_seconds is not None)
+  start = last_record = last_save = time.perf_counter()
+  excluded = 0.0  # checkpoint time since the last record
+  pending: List[Dict] = []
+  history: List[Record] = []
+  try:
+    with _StopSignal(handle_signals) as signals:
+      while True:
+        state, metrics = step(state)
+        pending.append(metrics)
+        done += 1
+        last = done >= num_steps
+        reason = "num_steps" if last else None
+        if clocked and not last:
+          now = time.perf_counter()
+          if max_seconds is not None and now - start >= max_seconds:
+            reason = "max_seconds"
+          elif max_train_seconds is not None and train_seconds + (
+              now - last_record - excluded) >= max_train_seconds:
+            reason = "max_train_seconds"
+          elif signals.received:
+            reason = signals.received
+          if not _agree(reason is not None):
+            reason = None
+          elif reason is None:
+            reason = "process 0"
+        evaluate = evaluator is not None and evaluate_every and (
+            done % evaluate_every == 0 or last or (
+                reason is not None and evaluate_on_stop))
+        record = None
+        if reason is not None or evaluate or done % log_every == 0:
+          means = {k: float(np.mean(v)) for k, v in jax.device_get(
+              {k: [m[k] for m in pending] for k in pending[0]}).items()}
+          now = time.perf_counter()
+          seconds = now - last_record - excluded
+          train_seconds += seconds
+          record = {"iteration": done, "seconds": seconds,
+                    "elapsed": now - start, "train_seconds": train_seconds}
+          if summarize is not None:
+            record.update(summarize(means, step=done, steps=len(pending),
+                                    seconds=seconds))
+          record.update(means)
+          pending = []
+          if evaluate:
+            record.update(evaluator(state))
+          if reason is None and stop_when is not None and _agree(
+              bool(stop_when(record))):
+            reason = "stop_when"
+          if reason is not None:
+            record["stop"] = reason
+          if writer is not None:
+            writer.write(record)
+          if board is not None:
+            board.write(record)
+          if log:
+            log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else
+                         f"{k}={v}" for k, v in record.items()))
+          history.append(record)
+          last_record, excluded = time.perf_counter(), 0.0
+        if bar is not None:
+          bar.update(done * progress_scale - bar.n)
+          if record is not None and postfix is not None:
+            bar.set_postfix(postfix(record))
+        due = reason is not None or (
+            checkpoint_every and done % checkpoint_every == 0)
+        if not due and checkpoint_seconds:
+          due = _agree(time.perf_counter() - last_save >= checkpoint_seconds)
+        if ckpt_dir is not None and due and done != saved:
+          t = time.perf_counter()
+          saved = ckpt.save_checkpoint(ckpt_dir, state,
+                                       architecture=architecture,
+                                       with_buffer=with_buffer)
+          last_save = time.perf_counter()
+          excluded += last_save - t
+        if reason is not None:
+          break
+  finally:
+    if bar is not None:
+      bar.close()
+    if board is not None:
+      board.close()
+  return state, history
