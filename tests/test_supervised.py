@@ -5,6 +5,7 @@ another network are refused by name, and the commands."""
 import dataclasses
 import json
 import os
+import signal
 
 import jax
 import jax.numpy as jnp
@@ -243,3 +244,60 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert proc.returncode == 1
   assert "not a policy-network checkpoint" in proc.stderr
   assert os.path.join(GO9, "checkpoints") in proc.stderr
+
+
+def _counter_state():
+  from alphago_jax.training.state import TrainState  # pylint: disable=import-outside-toplevel
+  return TrainState(params={"w": jnp.zeros(3)}, batch_stats={},
+                    opt_state={"m": jnp.zeros(3)}, buffer=None,
+                    key=jax.random.key_data(jax.random.key(0)),
+                    iteration=jnp.int32(0))
+
+
+def _counter_step(kill_at=None):
+  def step(state):
+    if kill_at is not None and int(state.iteration) + 1 == kill_at:
+      os.kill(os.getpid(), signal.SIGTERM)
+    return state.replace(params={"w": state.params["w"] + 1},
+                         iteration=state.iteration + 1), {
+                             "loss": jnp.float32(state.iteration)}
+  return step
+
+
+def test_host_loop_sigterm_stops_cleanly_and_budgets_add_up(tmp_path):
+  from alphago_jax.training import host_loop  # pylint: disable=import-outside-toplevel
+  arch = {"stage": "counter"}
+  kw = dict(architecture=arch, output_dir=str(tmp_path), log_every=2,
+            tensorboard=False)
+  handler = signal.getsignal(signal.SIGTERM)
+  state, history = host_loop.run(
+      _counter_state(), lambda s: _counter_step(kill_at=3), num_steps=10,
+      handle_signals=True, **kw)
+  # SIGTERM at step 3: a last record (of step 3 alone) and a
+  # checkpoint there; the handler is restored afterwards.
+  assert int(state.iteration) == 3
+  assert [r["iteration"] for r in history] == [2, 3]
+  assert history[-1]["stop"] == "SIGTERM" and history[0]["loss"] == 0.5
+  assert ckpt.latest_step(tmp_path / "checkpoints") == 3
+  assert signal.getsignal(signal.SIGTERM) is handler
+  # Resuming continues from 3; a training-time budget already spent stops
+  # it after one step, saved.
+  lines = []
+  state, history = host_loop.run(
+      _counter_state(), lambda s: _counter_step(), num_steps=10,
+      max_train_seconds=history[-1]["train_seconds"], log=lines.append,
+      **kw)
+  assert lines[0] == "resumed from iteration 3"
+  assert int(state.iteration) == 4 and history[-1]["stop"] == (
+      "max_train_seconds")
+  np.testing.assert_array_equal(state.params["w"], [4, 4, 4])
+  state, history = host_loop.run(_counter_state(),
+                                 lambda s: _counter_step(), num_steps=10,
+                                 **kw)
+  assert int(state.iteration) == 10 and history[-1]["stop"] == "num_steps"
+  assert [r["iteration"] for r in read_metrics(
+      tmp_path / "metrics.jsonl")] == [2, 3, 4, 6, 8, 10]
+  with pytest.raises(ckpt.CheckpointMismatchError, match="stage"):
+    host_loop.run(_counter_state(), lambda s: _counter_step(),
+                  num_steps=12, architecture={"stage": "other"},
+                  output_dir=str(tmp_path))
