@@ -301,3 +301,28 @@ def test_host_loop_sigterm_stops_cleanly_and_budgets_add_up(tmp_path):
     host_loop.run(_counter_state(), lambda s: _counter_step(),
                   num_steps=12, architecture={"stage": "other"},
                   output_dir=str(tmp_path))
+
+
+def test_sl_policy_presets():
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  import types  # pylint: disable=import-outside-toplevel
+  spec = importlib.util.spec_from_file_location("sl_policy", SL_POLICY)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  args = dict(quick=False, preset="cpu", size=19, layers=None, filters=None,
+              trunk=None, batch_size=None, lr=None, optimizer=None,
+              total_samples=None)
+  cpu = module.build_config(types.SimpleNamespace(**args))
+  assert cpu.model == PolicyNetConfig.cpu() == PolicyNetConfig()
+  assert (cpu.model.num_layers, cpu.model.filters) == (6, 64)
+  paper = module.build_config(types.SimpleNamespace(**dict(args,
+                                                           preset="paper")))
+  assert paper.model == PolicyNetConfig.paper()
+  assert paper.model.num_planes == 48 and paper.batch_size == 256
+  other = module.build_config(types.SimpleNamespace(**dict(
+      args, layers=8, filters=32, trunk="residual", optimizer="sgd")))
+  assert (other.model.num_layers, other.model.filters, other.model.trunk,
+          other.optimizer) == (8, 32, "residual", "sgd")
+  # Round trip through config.json.
+  assert sl.SupervisedConfig.from_json(json.loads(json.dumps(
+      paper.to_json()))) == paper
