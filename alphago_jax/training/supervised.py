@@ -41,9 +41,9 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
+from alphago_jax.training.loop import DATA_AXIS
 from alphago_jax.training.state import TrainState
 
-DATA_AXIS = "data"
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant")
 # The compact-batch fields the step reads (`game` and `valid` stay home).
@@ -169,6 +169,7 @@ def model_config_from_architecture(arch: Dict[str, Any]) -> PolicyNetConfig:
 
 
 def make_schedule(config: SupervisedConfig) -> optax.Schedule:
+  """The learning rate at each step (see `SupervisedConfig.schedule`)."""
   peak = config.learning_rate
   if config.schedule == "constant":
     decay = optax.constant_schedule(peak)
@@ -184,6 +185,7 @@ def make_schedule(config: SupervisedConfig) -> optax.Schedule:
 
 
 def make_optimizer(config: SupervisedConfig) -> optax.GradientTransformation:
+  """Adam, or SGD with momentum, on `make_schedule`."""
   schedule = make_schedule(config)
   if config.optimizer == "sgd":
     return optax.sgd(schedule, momentum=config.momentum or None)
@@ -202,6 +204,7 @@ def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
 
 
 def variables_of(state: TrainState) -> Dict[str, Any]:
+  """The network variables of a train state."""
   return {"params": state.params, "batch_stats": state.batch_stats}
 
 
@@ -294,6 +297,7 @@ def _make_train_step(config, mesh):
   constrain = _constrainer(mesh)
 
   def step(state: TrainState, batch):
+    chex.assert_shape(batch["action"], (config.batch_size,))
     key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
                              state.iteration)
     inputs = features_lib.feature_batch(batch, key, size=size, names=names,
