@@ -257,9 +257,10 @@ def test_train_writes_metrics_and_resumes_identically(tmp_path, capsys):
     assert scalars[tag] == {r["iteration"]: pytest.approx(r[tag], rel=1e-6)
                             for r in records}, tag
   # The progress bar printed the log lines above itself; the bar itself
-  # (tqdm, on stderr) shows iterations and throughput.
+  # (tqdm, on stderr) shows iterations, the loss and throughput.
   assert len(lines) == 3 and lines[0].startswith("resumed from iteration 2")
-  assert "examples_s=" in capsys.readouterr().err
+  err = capsys.readouterr().err
+  assert "examples_s=" in err and "loss=" in err
 
 
 def tensorboard_scalars(logdir):
@@ -467,3 +468,72 @@ SHARDED = textwrap.dedent("""
 def test_data_parallel_on_four_cpu_devices():
   proc = helpers.run_python(SHARDED, devices=4, timeout=900)
   assert "SHARDED-OK" in proc.stdout
+
+
+# --- loss, optimiser and metrics file, by hand --------------------------------
+
+def test_loss_is_the_alphago_zero_formula():
+  from alphago_jax.training import learner  # pylint: disable=import-outside-toplevel
+  net = models.PolicyValueNet(GAME.num_actions, CONFIG.model)
+  rng = np.random.default_rng(0)
+  obs = jnp.asarray(rng.normal(size=(3, 3, 3, 2)), jnp.float32)
+  legal = jnp.asarray(rng.random((3, 9)) < 0.7).at[:, 0].set(True)
+  policy = np.where(legal, rng.random((3, 9)), 0.0)
+  policy = jnp.asarray(policy / policy.sum(-1, keepdims=True), jnp.float32)
+  z = jnp.asarray([1.0, -1.0, 0.0])
+  variables = net.init(jax.random.key(0), obs, legal)
+  batch = training.Sample(observation=obs, legal_action_mask=legal,
+                          policy=policy, value=z)
+  total, (_, metrics) = learner.loss_fn(
+      variables["params"], variables["batch_stats"], batch, network=net,
+      weight_decay=1e-3)
+  (logits, v), _ = net.apply(variables, obs, legal, train=True,
+                             mutable=["batch_stats"])
+  # By hand, in float64.
+  x = np.asarray(logits, np.float64)
+  log_p = x - x.max(-1, keepdims=True)
+  log_p -= np.log(np.exp(log_p).sum(-1, keepdims=True))
+  value_loss = np.mean((np.asarray(z) - np.asarray(v)) ** 2)
+  policy_loss = np.mean(-(np.asarray(policy) * log_p).sum(-1))
+  l2 = sum(float((np.asarray(p, np.float64) ** 2).sum())
+           for p in jax.tree.leaves(variables["params"]))
+  np.testing.assert_allclose(float(metrics["value_loss"]), value_loss,
+                             rtol=1e-5)
+  np.testing.assert_allclose(float(metrics["policy_loss"]), policy_loss,
+                             rtol=1e-5)
+  np.testing.assert_allclose(float(metrics["l2"]), l2, rtol=1e-5)
+  np.testing.assert_allclose(float(total), value_loss + policy_loss
+                             + 1e-3 * l2, rtol=1e-5)
+
+
+def test_sgd_schedule_steps_down_at_its_boundaries():
+  from alphago_jax.training import learner  # pylint: disable=import-outside-toplevel
+  config = tiny_config(optimizer="sgd", learning_rate=0.1, momentum=0.0,
+                       lr_boundaries=(2, 4), lr_decay=0.1)
+  opt = learner.make_optimizer(config)
+  params = {"w": jnp.zeros(())}
+  state = opt.init(params)
+  steps = []
+  for _ in range(5):  # a constant gradient of 1: the update is -rate
+    updates, state = opt.update({"w": jnp.ones(())}, state, params)
+    steps.append(float(updates["w"]))
+  np.testing.assert_allclose(steps, [-0.1, -0.1, -0.01, -0.01, -0.001],
+                             rtol=1e-6)
+
+
+def test_metrics_lines_are_fsynced_and_a_torn_line_is_cut(tmp_path):
+  path = tmp_path / "metrics.jsonl"
+  writer = training.MetricsWriter(path)
+  with mock.patch("os.fsync", wraps=os.fsync) as fsync:
+    writer.write({"iteration": 1, "loss": 1.5})
+    writer.write({"iteration": 2, "loss": float("nan")})
+  assert fsync.call_count == 2
+  # A crash in the middle of a write leaves a torn last line; the next run's
+  # writer cuts it before appending, so no record is glued onto it.
+  with open(path, "a") as f:
+    f.write('{"iteration": 3, "lo')
+  assert [r["iteration"] for r in training.read_metrics(path)] == [1, 2]
+  training.MetricsWriter(path).write({"iteration": 3, "loss": 0.5})
+  records = training.read_metrics(path)
+  assert [r["iteration"] for r in records] == [1, 2, 3]
+  assert records[1]["loss"] == "nan" and records[2]["loss"] == 0.5

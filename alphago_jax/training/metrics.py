@@ -37,6 +37,7 @@ class MetricsWriter:
   def __init__(self, path):
     self.path = os.fspath(path)
     os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+    _drop_partial_last_line(self.path)
 
   def write(self, record: Dict[str, Any]) -> None:
     line = json.dumps({k: _plain(v) for k, v in record.items()},
@@ -47,6 +48,19 @@ class MetricsWriter:
       os.fsync(fd)
     finally:
       os.close(fd)
+
+
+def _drop_partial_last_line(path) -> None:
+  """Cuts a record that a crash left half-written, so that the next append
+  starts on a line of its own instead of gluing onto it."""
+  if not os.path.exists(path):
+    return
+  with open(path, "rb+") as f:
+    data = f.read()
+    if data and not data.endswith(b"\n"):
+      f.truncate(data.rfind(b"\n") + 1)
+      f.flush()
+      os.fsync(f.fileno())
 
 
 def read_metrics(path) -> List[Dict[str, Any]]:
