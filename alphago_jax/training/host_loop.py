@@ -10,8 +10,8 @@ shows a progress bar and saves orbax checkpoints (every so many steps or
 seconds, and always when it stops). The compiled step is the stage's own;
 the loop never looks inside the state beyond `iteration`. After a crash,
 the steps since the last checkpoint are run and recorded again on resuming
-(the same numbers for a deterministic stage): a reader of `metrics.jsonl`
-keeps the last record of each `iteration`.
+(the first record's means then cover the steps since the resume): a reader
+of `metrics.jsonl` keeps the last record of each `iteration`.
 
 Multi-host: every process runs the same loop, so every decision that could
 differ between processes (a clock, a signal, `stop_when`) is taken by
