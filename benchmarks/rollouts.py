@@ -15,9 +15,10 @@ processes hits both alike:
   (`legal_actions`, `apply_action`) to the end of each game.
 * UCT on 9×9, 200 simulations per move from the empty board, one random
   rollout per leaf: ours (`search.uct_search`, batch `B`, both cores) in
-  simulations per second beside `pyspiel`'s `MCTSBot` with a
-  `RandomRolloutEvaluator(n_rollouts=1)` (uniformly random rollouts,
-  without the eye rule: its games are longer).
+  simulations per second beside OpenSpiel's C++ `pyspiel.MCTSBot` with a
+  `pyspiel.RandomRolloutEvaluator(1, seed)` (uniformly random rollouts,
+  without the eye rule, so its games run to OpenSpiel's cap of 2·N² more
+  often), one thread.
 
 Compile excluded, one warm-up, block until ready, medians. OpenSpiel is an
 optional benchmark extra (`pip install open_spiel`); without it only our
@@ -25,10 +26,16 @@ figures are printed and the ratios are nan.
 
     python benchmarks/rollouts.py [--batches 64 256 1024 4096] [--devices N]
     python benchmarks/rollouts.py --gpu   # batches 4096..65536 on the GPU
+    python benchmarks/rollouts.py --no-uct --sizes 9 --batches 64 \
+        --strength 64 --strength-simulations 200
 
 Last line: `RESULT rollout_ratio_vs_openspiel_9x9=<a>
-rollout_ratio_vs_openspiel_19x19=<b> uct_ratio_vs_openspiel_9x9=<c>`: ours
-(best "playouts" batch; best UCT batch) over OpenSpiel.
+rollout_ratio_vs_openspiel_19x19=<b> uct_ratio_vs_openspiel_9x9=<c>
+playout_ratio_9x9=<d> playout_ratio_19x19=<e>`: a and b are the best
+"stream" batch over OpenSpiel (the engine's throughput, measured as
+`go_env.py` measures the full engine), d and e the best "playouts" batch
+(what a batch of rollouts gets, its longest game included), c the best UCT
+batch.
 """
 
 import argparse
@@ -66,14 +73,11 @@ def openspiel_playouts(pyspiel, size: int, seconds: float, seed: int) -> float:
 
 
 def openspiel_uct(pyspiel, simulations: int, seed: int) -> float:
-  """Seconds of one `MCTSBot` move on the empty 9×9 board."""
-  from open_spiel.python.algorithms import mcts  # pylint: disable=import-outside-toplevel
-  import numpy as np  # pylint: disable=import-outside-toplevel
+  """Seconds of one move of OpenSpiel's C++ `MCTSBot` (random-rollout
+  evaluator, one rollout per leaf) on the empty 9×9 board."""
   game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
-  rs = np.random.RandomState(seed)
-  bot = mcts.MCTSBot(game, uct_c=math.sqrt(2), max_simulations=simulations,
-                     evaluator=mcts.RandomRolloutEvaluator(1, rs),
-                     random_state=rs, solve=False)
+  bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, seed),
+                        math.sqrt(2), simulations, 1000, False, seed, False)
   state = game.new_initial_state()
   t0 = time.perf_counter()
   bot.step(state)
@@ -137,6 +141,44 @@ def make_stream(size: int, devices, length: int):
   return game, shard_games(play, devices)
 
 
+def strength(games_count: int, simulations: int, devices) -> tuple:
+  """UCT with heuristic rollouts against UCT with random rollouts on 9×9,
+  equal simulations, each side Black in half the games. Returns (heuristic
+  wins, losses, draws)."""
+  from alphago_jax import games, search  # pylint: disable=import-outside-toplevel
+  game = games.make("go", size=9)
+  agents = {
+      pol: search.shard_games(search.uct_agent(game, search.UCTConfig(
+          num_simulations=simulations, rollout_policy=pol)), devices)
+      for pol in ("heuristic", "random")}
+  step = jax.jit(jax.vmap(game.step))
+  half = games_count // 2
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0),
+                                                games_count))
+  total = jnp.zeros((games_count, 2))
+  key = jax.random.key(1)
+  first = lambda t: jax.tree.map(lambda x: x[:half], t)
+  second = lambda t: jax.tree.map(lambda x: x[half:], t)
+  ply = 0
+  while not bool(jnp.all(states.terminated)):
+    key, k1, k2 = jax.random.split(key, 3)
+    # All games move in lockstep, so the colour to move is the same in each
+    # (a terminated game absorbs whatever it is given).
+    black_to_move = ply % 2 == 0
+    a_first = agents["heuristic" if black_to_move else "random"](
+        first(states), k1)
+    a_second = agents["random" if black_to_move else "heuristic"](
+        second(states), k2)
+    actions = jnp.where(states.terminated, 0,
+                        jnp.concatenate([a_first, a_second]))
+    states = step(states, actions)
+    total = total + states.rewards
+    ply += 1
+  heur = jnp.concatenate([total[:half, 0], total[half:, 1]])
+  return (int(jnp.sum(heur > 0)), int(jnp.sum(heur < 0)),
+          int(jnp.sum(heur == 0)))
+
+
 def timed(fn, *args):
   t0 = time.perf_counter()
   out = jax.block_until_ready(fn(*args))
@@ -156,6 +198,10 @@ def main():
                  help="run on the default accelerator with large batches")
   p.add_argument("--no-uct", action="store_true")
   p.add_argument("--no-stream", action="store_true")
+  p.add_argument("--strength", type=int, default=0, metavar="GAMES",
+                 help="also play GAMES 9x9 games of UCT with heuristic "
+                 "rollouts against UCT with random rollouts")
+  p.add_argument("--strength-simulations", type=int, default=200)
   args = p.parse_args()
   if not args.gpu:
     cpu_devices.use_cpu_devices(args.devices)
@@ -201,7 +247,9 @@ def main():
         stream = statistics.median(st)
       o = statistics.median(ours)
       t = statistics.median(theirs) if theirs else float("nan")
-      best[size] = max(best.get(size, (0, 0, 0)), (o / t, o, stream / t))
+      best.setdefault(size, ([], []))
+      best[size][0].append(stream / t)
+      best[size][1].append(o / t)
       print(f"| {size}x{size} | {b} | {o:,.0f} | {stream:,.0f} | {t:,.0f} | "
             f"{o / t:.2f} | {stream / t:.2f} |", flush=True)
 
@@ -230,21 +278,33 @@ def main():
       rows.append((b, b * n / statistics.median(times)))
     os_rate = (n / statistics.median(os_times) if os_times
                else float("nan"))
-    print(f"| OpenSpiel MCTSBot (C++ Go, Python search) | 1 | "
+    print(f"| OpenSpiel C++ MCTSBot | 1 | "
           f"{os_rate:,.0f} | 1.00 |")
     for b, rate in rows:
       print(f"| ours, {len(devices)} device(s) | {b} | {rate:,.0f} | "
             f"{rate / os_rate:.2f} |")
     uct_ratio = max(rate for _, rate in rows) / os_rate
 
+  if args.strength:
+    w, l, d = strength(args.strength, args.strength_simulations, devices)
+    n = w + l + d
+    score = (w + 0.5 * d) / n
+    se = math.sqrt(score * (1 - score) / n)
+    print(f"\nUCT ({args.strength_simulations} simulations, 9x9) with "
+          f"heuristic rollouts vs random rollouts: {w} wins, {l} losses, "
+          f"{d} draws in {n} games: score {score:.2f} +- {se:.2f}")
+
   def fmt(x):
     return "nan" if x is None or math.isnan(x) else f"{x:.2f}"
-  r9 = best.get(9, (float("nan"),))[0]
-  r19 = best.get(19, (float("nan"),))[0]
+  def top(size, column):
+    vals = [v for v in best.get(size, ([], []))[column] if not math.isnan(v)]
+    return max(vals) if vals else float("nan")
+  r9, p9, r19, p19 = top(9, 0), top(9, 1), top(19, 0), top(19, 1)
   print()
   print(f"RESULT rollout_ratio_vs_openspiel_9x9={fmt(r9)} "
         f"rollout_ratio_vs_openspiel_19x19={fmt(r19)} "
-        f"uct_ratio_vs_openspiel_9x9={fmt(uct_ratio)}")
+        f"uct_ratio_vs_openspiel_9x9={fmt(uct_ratio)} "
+        f"playout_ratio_9x9={fmt(p9)} playout_ratio_19x19={fmt(p19)}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ handled" means no policy can make one.
 """
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -31,11 +32,17 @@ from alphago_jax.games import go_playout
 from alphago_jax.games.go_playout import GoPlayout
 
 SMALL = {"go": dict(size=5, history_length=2)}
-EAGER_MOVES = 8
+EAGER_MOVES = 5
 
 
+@functools.lru_cache(maxsize=None)
 def make(name):
   return games.make(name, **SMALL.get(name, {}))
+
+
+@functools.lru_cache(maxsize=None)
+def jitted(fn):
+  return jax.jit(fn)
 
 
 def signature(tree):
@@ -71,7 +78,7 @@ def game(request):
 
 
 def play_to_end(game, key, cap=400):
-  step = jax.jit(game.step)
+  step = jitted(game.step)
   s = game.init(key)
   total = np.zeros(2)
   for i in range(cap):
@@ -99,7 +106,7 @@ def test_shapes_and_dtypes(game):
   obs = game.observe(s)
   assert obs.shape == game.observation_shape and obs.dtype == jnp.float32
   _, states = random_actions(game, s, jax.random.key(1), 6,
-                             jax.jit(game.step))
+                             jitted(game.step))
   for t in states:
     assert signature(t) == signature(s)
     assert game.observe(t).shape == game.observation_shape
@@ -111,7 +118,7 @@ def test_rewards_zero_sum_and_terminal_states_absorb(game):
     assert total[0] == -total[1] and abs(total[0]) <= 1
     assert not np.any(np.asarray(s.legal_action_mask))
     for a in (0, game.num_actions - 1):
-      t = jax.jit(game.step)(s, jnp.int32(a))
+      t = jitted(game.step)(s, jnp.int32(a))
       assert_same(t, s.replace(rewards=jnp.zeros_like(s.rewards)))
 
 
@@ -121,12 +128,12 @@ def test_illegal_actions_follow_the_contract(game):
     game.step(s, jnp.int32(game.num_actions))
   with pytest.raises(ValueError):
     game.step(s, jnp.int32(-1))
-  s = jax.jit(game.step)(s, jnp.int32(0))      # now point 0 is occupied
+  s = jitted(game.step)(s, jnp.int32(0))       # now point 0 is occupied
   assert not bool(s.legal_action_mask[0])
   with pytest.raises(ValueError, match="illegal"):
     game.step(s, jnp.int32(0))
   mover = int(s.current_player)
-  t = jax.jit(game.step)(s, jnp.int32(0))
+  t = jitted(game.step)(s, jnp.int32(0))
   assert bool(t.terminated)
   assert float(t.rewards[mover]) == -1.0 and float(t.rewards[1 - mover]) == 1.0
 
@@ -135,7 +142,7 @@ def test_jit_and_vmap_match_eager(game):
   s0 = game.init(jax.random.key(0))
   actions, eager_states = random_actions(game, s0, jax.random.key(2),
                                          EAGER_MOVES, game.step)
-  jit_step = jax.jit(game.step)
+  jit_step = jitted(game.step)
   s = s0
   for a, want in zip(actions, eager_states[1:]):
     s = jit_step(s, jnp.int32(a))
@@ -170,7 +177,7 @@ def playout(request):
 def test_playout_shapes_dtypes_and_absorbing_end(playout):
   game = playout.game
   s = playout.init(jax.random.key(0), game.init(jax.random.key(0)))
-  step = jax.jit(playout.step)
+  step = jitted(playout.step)
   t = s
   for _ in range(game.move_cap + 1):
     t = step(t)
@@ -186,7 +193,7 @@ def test_playout_moves_stay_legal_whatever_the_policy(playout):
   game = dataclasses.replace(playout.game, superko=False)
   s = playout.init(jax.random.key(3), game.init(jax.random.key(0)))
   full = game.init(jax.random.key(0))
-  step, gstep = jax.jit(playout.step), jax.jit(game.step)
+  step, gstep = jitted(playout.step), jitted(game.step)
   while not bool(s.done):
     t = step(s)
     a = int(t.last_move)

@@ -252,7 +252,7 @@ def test_heuristic_policy_captures_first_then_saves():
   assert first_moves("heuristic", save) == {G7.vertex_to_action("A6")}
 
 
-def test_rollout_contract_and_search_integration():
+def test_rollout_contract_and_dispatch():
   game = Go(size=5)
   pl = GoPlayout(game)
   s = game.init(jax.random.key(0))
@@ -269,18 +269,17 @@ def test_rollout_contract_and_search_integration():
     GoPlayout(game, "nope")
   with pytest.raises(ValueError, match="rollout policy"):
     rollout.rollout_fn(game_tictactoe(), "heuristic")
+
+
+@pytest.mark.slow
+def test_uct_and_monte_carlo_with_a_named_rollout_policy():
+  game = Go(size=5)
   states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 2))
   res = search.uct_search(game, jax.random.key(3), states,
                           config=search.UCTConfig(num_simulations=4,
                                                   rollout_policy="heuristic"))
   assert res.action.shape == (2,)
   assert int(res.visit_counts.sum()) == 8
-
-
-@pytest.mark.slow
-def test_monte_carlo_with_a_named_rollout_policy():
-  game = Go(size=5)
-  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 2))
   mc = search.monte_carlo_search(
       game, jax.random.key(3), states,
       config=search.MonteCarloConfig(rollouts_per_action=1,
@@ -291,3 +290,18 @@ def test_monte_carlo_with_a_named_rollout_policy():
 def game_tictactoe():
   from alphago_jax import games
   return games.make("tictactoe")
+
+
+@pytest.mark.slow
+def test_rollouts_benchmark_runs_end_to_end():
+  import re
+  import helpers
+  out = helpers.run_python(
+      ["benchmarks/rollouts.py", "--sizes", "9", "--batches", "2",
+       "--uct-batches", "2", "--simulations", "2", "--repeats", "1",
+       "--devices", "2"], timeout=900)
+  last = out.stdout.strip().splitlines()[-1]
+  assert last.startswith("RESULT "), out.stdout[-2000:]
+  fields = dict(re.findall(r"(\w+)=(\S+)", last))
+  assert {"rollout_ratio_vs_openspiel_9x9", "rollout_ratio_vs_openspiel_19x19",
+          "uct_ratio_vs_openspiel_9x9"} <= set(fields)
