@@ -17,6 +17,36 @@ profiles.load()
 STRICT = os.environ.get("ALPHAGO_JAX_STRICT") == "1"
 
 
+# The longest tests (each a minute or more on 2 loaded cores, measured with
+# `--durations`), run first: with `--dist worksteal` the worker that draws
+# them runs them while the other works through the rest, then steals from
+# its queue, so both stay busy to the end instead of one waiting on a long
+# test that started last.
+LONG_FIRST = (
+    "tests/test_multihost.py",
+    "tests/test_notebooks.py",
+    "tests/test_supervised.py",
+    "tests/test_training.py::test_data_parallel_on_four_cpu_devices",
+    "tests/test_experiments.py",
+    "tests/test_benchmarks.py",
+    "tests/test_conformance.py",
+    "tests/test_training.py",
+    "tests/test_alphazero_search.py",
+    "tests/test_elo.py",
+    "tests/test_committed_checkpoint.py",
+    "tests/test_data.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+  def rank(item):
+    for i, prefix in enumerate(LONG_FIRST):
+      if item.nodeid.startswith(prefix):
+        return i
+    return len(LONG_FIRST)
+  items.sort(key=rank)  # stable: file order within each rank
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
   outcome = yield
