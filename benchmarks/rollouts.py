@@ -101,14 +101,13 @@ def make_playouts(size: int, devices):
 
 
 def make_stream(size: int, devices, length: int):
-  """(states [B], key) -> (states, moves [B]) after `length` steps, each
-  game restarted from the empty board as it ends."""
+  """(states [B], key) -> moves [B] played in `length` steps, each game
+  restarted from the empty board as it ends."""
   from alphago_jax.games.go import Go  # pylint: disable=import-outside-toplevel
   from alphago_jax.games.go_playout import GoPlayout  # pylint: disable=import-outside-toplevel
   from alphago_jax.search import shard_games  # pylint: disable=import-outside-toplevel
   game = Go(size=size)
   pl = GoPlayout(game)
-  empty = game.init(jax.random.key(0))
 
   def play(states, key):
     b = states.board.shape[0]
@@ -137,7 +136,6 @@ def make_stream(size: int, devices, length: int):
                                  length=length)
     return moves
 
-  del empty
   return game, shard_games(play, devices)
 
 
@@ -188,7 +186,8 @@ def timed(fn, *args):
 def main():
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--batches", type=int, nargs="+", default=None)
-  p.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
+  p.add_argument("--sizes", type=int, nargs="*", default=[9, 19],
+                 help="boards for the playout rows (none: skip them)")
   p.add_argument("--uct-batches", type=int, nargs="+", default=None)
   p.add_argument("--simulations", type=int, default=200)
   p.add_argument("--repeats", type=int, default=3)
@@ -207,7 +206,7 @@ def main():
     cpu_devices.use_cpu_devices(args.devices)
   batches = args.batches or ([4096, 16384, 65536] if args.gpu
                              else [64, 256, 1024, 4096])
-  uct_batches = args.uct_batches or ([1024, 4096] if args.gpu else [16, 64])
+  uct_batches = args.uct_batches or ([1024, 4096] if args.gpu else [64, 256])
   devices = jax.local_devices()
   pyspiel = _openspiel()
   if pyspiel is None:
