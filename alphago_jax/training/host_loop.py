@@ -196,7 +196,9 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     with _StopSignal(handle_signals) as signals:
       while True:
         state, metrics = step(state)
-        pending.append(metrics)
+        # One step in flight: with many multi-device programs queued, XLA's
+        # CPU all-reduce deadlocked (twice in an hour on 2 CPU devices).
+        pending.append(jax.block_until_ready(metrics))
         done += 1
         last = done >= num_steps
         reason = "num_steps" if last else None

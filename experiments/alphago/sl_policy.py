@@ -40,11 +40,13 @@ from alphago_jax.training import supervised as sl
 
 PRESETS = ("cpu", "paper")
 # On a busy shared CPU one device's thread can be descheduled for a while;
-# XLA's CPU all-reduce would then abort the process after 40 s.
+# XLA's CPU all-reduce would then abort the process after 40 s. A true
+# deadlock still ends the process (a resume loses at most a checkpoint
+# interval) rather than holding the machine for an hour.
 PATIENT_COLLECTIVES = {
-    "xla_cpu_collective_call_warn_stuck_timeout_seconds": 600,
-    "xla_cpu_collective_call_terminate_timeout_seconds": 3600,
-    "xla_cpu_collective_timeout_seconds": 3600,
+    "xla_cpu_collective_call_warn_stuck_timeout_seconds": 120,
+    "xla_cpu_collective_call_terminate_timeout_seconds": 600,
+    "xla_cpu_collective_timeout_seconds": 600,
 }
 
 
