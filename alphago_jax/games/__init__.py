@@ -4,6 +4,8 @@ from typing import Dict
 
 from alphago_jax.games.base import Action, Game, GameFactory, State
 from alphago_jax.games.go import Go, GoState
+from alphago_jax.games.go_playout import (POLICIES, GoPlayout, PlayoutState,
+                                          register_policy)
 from alphago_jax.games.tictactoe import TicTacToe
 
 _REGISTRY: Dict[str, GameFactory] = {
@@ -38,5 +40,6 @@ def make(name: str, **options) -> Game:
     raise ValueError(f"bad options for game {name!r}: {e}") from None
 
 
-__all__ = ["Action", "Game", "GameFactory", "Go", "GoState", "State", "TicTacToe",
-           "available", "make", "register"]
+__all__ = ["Action", "Game", "GameFactory", "Go", "GoPlayout", "GoState",
+           "POLICIES", "PlayoutState", "State", "TicTacToe", "available",
+           "make", "register", "register_policy"]

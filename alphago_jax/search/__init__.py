@@ -10,7 +10,8 @@ from alphago_jax.search.base import Agent, SearchOutput, argmax_random_tiebreak
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
                                             monte_carlo_search)
-from alphago_jax.search.rollout import random_legal_action, random_rollout
+from alphago_jax.search.rollout import (random_legal_action, random_rollout,
+                                        rollout_fn)
 from alphago_jax.search.sharding import shard_games
 from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
                                        minimax, solve, solver_agent)
@@ -21,7 +22,7 @@ from alphago_jax.search.uct import (UCTConfig, rollout_recurrent_fn,
 __all__ = [
     "AlphaZeroSearchConfig", "AlphaZeroSearchOutput", "alphazero_search",
     "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
-    "qtransform_raw",
+    "qtransform_raw", "rollout_fn",
     "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
     "UCTConfig", "alphabeta", "argmax_random_tiebreak", "minimax",
     "monte_carlo_agent", "monte_carlo_search", "random_agent",
