@@ -6,7 +6,7 @@ the networks and the self-play/learn loop; `data` reads expert game records
 into a compact position cache and streams training batches.
 """
 
-from alphago_jax import data, evaluation, games, search
+from alphago_jax import data, evaluation, games, search, types
 
 __version__ = "0.1.0"
-__all__ = ["data", "evaluation", "games", "search", "__version__"]
+__all__ = ["data", "evaluation", "games", "search", "types", "__version__"]

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable, Dict, Optional, Union
+from typing import Dict, Union
 
 import chex
 import jax
@@ -70,6 +70,7 @@ import numpy as np
 from flax import struct
 
 from alphago_jax.games import go as go_lib
+from alphago_jax.types import RolloutPolicy
 
 BLACK, WHITE = go_lib.BLACK, go_lib.WHITE
 _INDEX_BITS = 9            # point index in the low bits of a sample key
@@ -104,8 +105,6 @@ class PlayoutState:
   seed: chex.Array
 
 
-# (playout, state) -> float32 [N²] logits, or None for uniform.
-RolloutPolicy = Callable[["GoPlayout", PlayoutState], Optional[chex.Array]]
 
 
 def _mix32(x):

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax.games import go_features
-from alphago_jax.models.resnet import MASKED_LOGIT
+from alphago_jax.types import MASKED_LOGIT
 
 TRUNKS = ("plain", "residual")
 

@@ -17,7 +17,7 @@ the cross-entropy).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Tuple
+from typing import Tuple
 
 import chex
 import flax.linen as nn
@@ -25,13 +25,8 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax.games import base as game_base
+from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 
-MASKED_LOGIT = -1e9
-
-# (variables, observations [B, ...], legal mask [B, A]) -> (logits [B, A],
-# values [B]), in inference mode. What the search and the agents consume.
-EvaluateFn = Callable[[chex.ArrayTree, chex.Array, chex.Array],
-                      Tuple[chex.Array, chex.Array]]
 
 
 def _positive_int(name, value, minimum=1):

@@ -29,7 +29,7 @@ import mctx
 from flax import struct
 
 from alphago_jax.games import base as game_base
-from alphago_jax.models.resnet import MASKED_LOGIT, EvaluateFn
+from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.search import base
 from alphago_jax.search.uct import make_transition
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Callable
 
 import chex
 import jax
@@ -11,10 +10,7 @@ from flax import struct
 
 from alphago_jax.games import base as game_base
 
-# An agent maps a batch of states `[B]` and a PRNG key to actions int32 `[B]`.
-# Every agent (random, UCT, Monte Carlo, solver, network + search) has this
-# shape, so an arena can pit any two. Agents only read states; they never step.
-Agent = Callable[[game_base.State, chex.PRNGKey], chex.Array]
+from alphago_jax.types import Agent  # noqa: F401  (re-exported)
 
 
 @struct.dataclass

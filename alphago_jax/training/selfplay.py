@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from alphago_jax.games import base as game_base
-from alphago_jax.models.resnet import EvaluateFn
+from alphago_jax.types import EvaluateFn
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           alphazero_search)
 from alphago_jax.search.rollout import random_legal_action

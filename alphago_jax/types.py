@@ -1,0 +1,42 @@
+"""Contracts shared by games, models, search and training.
+
+One module that every layer imports, so that search depends on what a
+network *is* (a function), never on a particular network module.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Tuple
+
+import chex
+
+# The logit of an illegal move: finite, so `log_softmax` stays finite (a
+# `-inf` logit would turn a zero target probability into `0 * -inf = nan` in
+# a cross-entropy), yet low enough that the softmax gives it probability 0.
+MASKED_LOGIT = -1e9
+
+# (variables, observations [B, ...], legal mask bool [B, A]) ->
+# (logits float32 [B, A], values float32 [B] in [-1, 1] for the player to
+# move), in inference mode. A policy-value network as search consumes it.
+EvaluateFn = Callable[[chex.ArrayTree, chex.Array, chex.Array],
+                      Tuple[chex.Array, chex.Array]]
+
+# (variables, observations [B, ...], legal mask bool [B, A]) -> logits
+# float32 [B, A]: a policy without a value head (AlphaGo's p_σ, p_ρ).
+PolicyFn = Callable[[chex.ArrayTree, chex.Array, chex.Array], chex.Array]
+
+# (variables, observations [B, ...]) -> values float32 [B] in [-1, 1] for the
+# player to move (AlphaGo's v_θ).
+ValueFn = Callable[[chex.ArrayTree, chex.Array], chex.Array]
+
+# (playout, playout state) -> logits float32 [N²] over the board's points for
+# one game, or None for uniform: a rollout policy on the lean Go playout path
+# (`games.go_playout`), e.g. AlphaGo's p_π. Illegal points and the mover's
+# own eyes are excluded by the playout, not by the policy.
+RolloutPolicy = Callable[["object", "object"], Optional[chex.Array]]
+
+# An agent maps a batch of states [B] and a PRNG key to actions int32 [B].
+# Every agent (random, UCT, Monte Carlo, solver, network + search) has this
+# shape, so an arena can pit any two. Agents only read states; they never
+# step.
+Agent = Callable[["object", chex.PRNGKey], chex.Array]
