@@ -50,6 +50,11 @@ pattern policy):
   liberties), else uniform; uniform within a tier, eyes never filled. It
   reads the atari flags the state already carries, so it costs two shifted
   maps and a Gumbel draw per move.
+* `"pattern"`: AlphaGo's fast rollout policy p_π with the committed
+  weights (`models.rollout_policy`, `checkpoints/rollout_policy/`): a
+  linear softmax over local pattern features (`games.go_patterns`),
+  sampled at temperature 1. Other weights or temperatures:
+  `GoPlayout(game, models.rollout_policy.load_policy(dir, temperature=t))`.
 
 A policy is `fn(playout: GoPlayout, state: PlayoutState) -> logits` (float32
 `[N²]`, or None for uniform); the playout samples `argmax(logits + Gumbel)`
@@ -360,9 +365,17 @@ def _heuristic(playout: GoPlayout, state: PlayoutState) -> chex.Array:
       jnp.float32)
 
 
+def _pattern(playout: GoPlayout, state: PlayoutState) -> chex.Array:
+  # Imported here: the weights are read on first use, not on import, and
+  # the pattern modules import this one.
+  from alphago_jax.models import rollout_policy  # pylint: disable=import-outside-toplevel
+  return rollout_policy.default_policy()(playout, state)
+
+
 POLICIES: Dict[str, RolloutPolicy] = {
     "random": _uniform,
     "heuristic": _heuristic,
+    "pattern": _pattern,
 }
 
 

@@ -1,0 +1,364 @@
+"""Training AlphaGo's fast rollout policy p_π on expert positions.
+
+p_π (`models.rollout_policy`) is a linear softmax over pattern features
+(`games.go_patterns`). It is trained by cross-entropy of the move played
+over the legal points of each cached position (`data.positions`), with
+Adam on minibatches streamed from the cache (`data.batches`), in the
+shared host loop (`training.host_loop`: metrics, orbax checkpoints, exact
+resume). The features are invariant under the board's symmetries, so no
+augmentation is needed.
+
+Features are computed inside the compiled step from the compact
+positions: chain ids by label propagation (`data.features.chain_ids`), the
+legal points by the lean playout rule (simple ko, no suicide; the rule the
+records were replayed under), the last move from the position's history (a
+pass or the start gives none). A position whose move is a pass carries no
+gradient (p_π scores points only) and counts as a miss in evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from alphago_jax.data import features as features_lib
+from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data.positions import Positions
+from alphago_jax.games import go_patterns
+from alphago_jax.models import rollout_policy as model_lib
+from alphago_jax.training import host_loop
+from alphago_jax.training.state import TrainState
+from alphago_jax.types import MASKED_LOGIT
+
+_FIELDS = ("stones", "recent", "ko", "to_play", "action")
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutTrainConfig:
+  """How p_π is trained.
+
+  Attributes:
+    board_size: N of the positions.
+    features: the feature set (table sizes).
+    batch_size: positions a step.
+    learning_rate: Adam's step size (constant).
+    weight_decay: c of the penalty c * sum(w²) added to the mean nll.
+    total_samples: training positions of the run.
+  """
+  board_size: int = 19
+  features: go_patterns.PatternConfig = go_patterns.PatternConfig()
+  batch_size: int = 256
+  learning_rate: float = 3e-3
+  weight_decay: float = 0.0
+  total_samples: int = 2_000_000
+
+  def __post_init__(self):
+    for name in ("board_size", "batch_size", "total_samples"):
+      v = getattr(self, name)
+      if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"RolloutTrainConfig: {name} must be a positive "
+                         f"integer, got {v!r}")
+    if not 5 <= self.board_size <= 19:
+      raise ValueError(f"RolloutTrainConfig: board_size must be in [5, 19], "
+                       f"got {self.board_size}")
+    if not self.learning_rate > 0:
+      raise ValueError(f"RolloutTrainConfig: learning_rate must be > 0, got "
+                       f"{self.learning_rate!r}")
+    if not self.weight_decay >= 0:
+      raise ValueError(f"RolloutTrainConfig: weight_decay must be >= 0, got "
+                       f"{self.weight_decay!r}")
+
+  def architecture(self) -> Dict[str, Any]:
+    """What a checkpoint must match."""
+    return {"stage": "rollout_policy", "board_size": self.board_size,
+            "features": self.features.to_json(),
+            "num_features": self.features.num_features}
+
+  def to_json(self) -> Dict[str, Any]:
+    d = dataclasses.asdict(self)
+    d["features"] = self.features.to_json()
+    return d
+
+  @classmethod
+  def from_json(cls, d: Dict[str, Any]) -> "RolloutTrainConfig":
+    d = dict(d)
+    d["features"] = go_patterns.PatternConfig.from_json(d["features"])
+    return cls(**d)
+
+
+def make_optimizer(config: RolloutTrainConfig
+                   ) -> optax.GradientTransformation:
+  return optax.adam(config.learning_rate)
+
+
+def init_state(config: RolloutTrainConfig, seed: int) -> TrainState:
+  """A fresh run: zero weights (the uniform policy), step 0."""
+  weights = jnp.zeros(config.features.num_features, jnp.float32)
+  params = {"weights": weights}
+  return TrainState(params=params, batch_stats={},
+                    opt_state=make_optimizer(config).init(params),
+                    buffer=None,
+                    key=jax.random.key_data(jax.random.key(seed)),
+                    iteration=jnp.int32(0))
+
+
+def position_inputs(features: go_patterns.PatternConfig, size: int,
+                    position: Dict[str, chex.Array]
+                    ) -> Tuple[chex.Array, chex.Array]:
+  """(feature ids int32 `[N², K]`, legal bool `[N²]`) of one cached
+  position (`Positions.take` row)."""
+  n2 = size * size
+  playout = go_patterns.playout_for(size)
+  stones = features_lib.unpack_stones(position["stones"], size)
+  board = features_lib.chain_ids(stones, size)
+  player = position["to_play"].astype(jnp.int32)
+  legal = playout.legal_points(board, player,
+                               position["ko"].astype(jnp.int32))
+  last = position["recent"][0].astype(jnp.int32)
+  last = jnp.where(last < n2, last, -1)
+  ids = go_patterns.point_features(features, playout, board, player, last)
+  return ids, legal
+
+
+def batch_logits(weights: chex.Array, features: go_patterns.PatternConfig,
+                 size: int, batch: Dict[str, chex.Array]
+                 ) -> Tuple[chex.Array, chex.Array, chex.Array]:
+  """(logits float32 `[B, N²]` with illegal points at `MASKED_LOGIT`,
+  action int32 `[B]`, labelled bool `[B]`: the move is a legal point)."""
+  size_sq = size * size
+  b = batch["action"].shape[0]
+  chex.assert_shape(batch["stones"], (b, 2, (size_sq + 7) // 8))
+  ids, legal = jax.vmap(functools.partial(position_inputs, features, size))(
+      batch)
+  logits = jnp.where(legal, model_lib.pattern_logits(weights, ids),
+                     MASKED_LOGIT)
+  action = batch["action"].astype(jnp.int32)
+  point = jnp.minimum(action, size_sq - 1)
+  labelled = (action < size_sq) & jnp.take_along_axis(
+      legal, point[:, None], axis=1)[:, 0]
+  return logits, point, labelled
+
+
+def _topk(logits, action, k):
+  target = jnp.take_along_axis(logits, action[:, None], axis=-1)
+  return jnp.sum(logits >= target, axis=-1) <= k
+
+
+def loss_fn(params, batch, *, config: RolloutTrainConfig):
+  """Mean nll of the played move over the labelled positions plus the
+  weight penalty; returns (loss, metrics)."""
+  logits, action, labelled = batch_logits(params["weights"], config.features,
+                                          config.board_size, batch)
+  w = labelled.astype(jnp.float32)
+  count = jnp.maximum(jnp.sum(w), 1.0)
+  nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None],
+                             axis=-1)[:, 0]
+  mean_nll = jnp.sum(nll * w) / count
+  l2 = jnp.sum(params["weights"] ** 2)
+  loss = mean_nll + config.weight_decay * l2
+  return loss, {"loss": loss, "nll": mean_nll, "l2": l2,
+                "top1": jnp.sum(_topk(logits, action, 1) * w) / count,
+                "labelled": jnp.mean(w)}
+
+
+@functools.lru_cache(maxsize=8)
+def make_train_step(config: RolloutTrainConfig):
+  """Jitted `step(state, compact batch) -> (state, metrics)`."""
+  optimizer = make_optimizer(config)
+
+  def step(state: TrainState, batch):
+    chex.assert_shape(batch["action"], (config.batch_size,))
+    grads, metrics = jax.grad(functools.partial(loss_fn, config=config),
+                              has_aux=True)(state.params, batch)
+    updates, opt_state = optimizer.update(grads, state.opt_state,
+                                          state.params)
+    return state.replace(params=optax.apply_updates(state.params, updates),
+                         opt_state=opt_state,
+                         iteration=state.iteration + 1), metrics
+
+  return jax.jit(step, donate_argnums=0)
+
+
+@functools.lru_cache(maxsize=8)
+def make_eval_step(features: go_patterns.PatternConfig, size: int):
+  """Jitted `(weights, compact batch with valid) -> sums` of top-1 and
+  top-5 hits, nll (labelled positions), labelled and valid positions."""
+
+  def step(weights, batch):
+    logits, action, labelled = batch_logits(weights, features, size, batch)
+    valid = batch["valid"]
+    hit = labelled & valid
+    nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None],
+                               axis=-1)[:, 0]
+    f = lambda x: jnp.sum(x.astype(jnp.float32))
+    return {"top1": f(_topk(logits, action, 1) & hit),
+            "top5": f(_topk(logits, action, 5) & hit),
+            "nll": jnp.sum(jnp.where(hit, nll, 0.0)),
+            "labelled": f(hit), "positions": f(valid)}
+
+  return jax.jit(step)
+
+
+def evaluate(weights, features: go_patterns.PatternConfig,
+             positions: Positions, *, batch_size: int = 256,
+             limit: Optional[int] = None) -> Dict[str, float]:
+  """Top-1 / top-5 of the played move over `positions` (the first `limit`),
+  a pass counting as a miss; the mean nll over positions whose move is a
+  point; counts and hits (`top1_hits`, `top5_hits`)."""
+  if limit is not None and limit < len(positions):
+    positions = dataclasses.replace(positions, **{
+        f: getattr(positions, f)[:limit] for f in positions.arrays()})
+  step = make_eval_step(features, positions.size)
+  weights = jnp.asarray(weights, jnp.float32)
+  totals = None
+  for batch in sequential_batches(positions, batch_size):
+    sums = step(weights, {f: np.asarray(batch[f])
+                          for f in _FIELDS + ("valid",)})
+    totals = sums if totals is None else jax.tree.map(jnp.add, totals, sums)
+  t = {k: float(v) for k, v in jax.device_get(totals).items()}
+  n = max(t["positions"], 1.0)
+  return {"top1": t["top1"] / n, "top5": t["top5"] / n,
+          "nll": t["nll"] / max(t["labelled"], 1.0),
+          "positions": int(t["positions"]), "labelled": int(t["labelled"]),
+          "top1_hits": round(t["top1"]), "top5_hits": round(t["top5"])}
+
+
+def train_rollout_policy(config: RolloutTrainConfig, train: Positions, *,
+                         seed: int = 0,
+                         eval_positions: Optional[Positions] = None,
+                         output_dir: Optional[str] = None,
+                         max_samples: Optional[int] = None,
+                         max_seconds: Optional[float] = None,
+                         log_every: int = 100, eval_every: int = 2000,
+                         checkpoint_seconds: float = 300.0,
+                         checkpoint_every: int = 0, resume: bool = True,
+                         log: Optional[Callable[[str], None]] = None,
+                         progress: bool = False,
+                         tensorboard: Optional[bool] = None
+                         ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) training; step `s` trains on batch `s` of
+  `data.batches(train, batch_size, seed)`, so a run is a function of its
+  seed and step count wherever it was interrupted. With `output_dir`, the
+  final weights are also exported there (`models.rollout_policy`
+  `weights.npz`, `config.json`).
+
+  Raises:
+    CheckpointMismatchError: the run's checkpoint is of another shape.
+  """
+  if train.size != config.board_size:
+    raise ValueError(f"train_rollout_policy: the positions are "
+                     f"{train.size}x{train.size}, the config "
+                     f"{config.board_size}x{config.board_size}")
+  max_samples = config.total_samples if max_samples is None else max_samples
+  step_fn = make_train_step(config)
+
+  def make_step(start):
+    stream = batches(train, config.batch_size, seed,
+                     start_step=int(start.iteration))
+    return lambda state: step_fn(state, {
+        f: np.asarray(v) for f, v in next(stream).items() if f in _FIELDS})
+
+  def summarize(metrics, *, step, steps, seconds):
+    del metrics
+    return {"samples": step * config.batch_size,
+            "samples_per_second": steps * config.batch_size / seconds}
+
+  def evaluator(state):
+    result = evaluate(state.params["weights"], config.features,
+                      eval_positions)
+    return {f"eval_{k}": v for k, v in result.items()}
+
+  state, history = host_loop.run(
+      init_state(config, seed), make_step,
+      num_steps=max_samples // config.batch_size,
+      architecture=config.architecture(), output_dir=output_dir,
+      with_buffer=False, resume=resume, log_every=log_every,
+      summarize=summarize,
+      evaluator=None if eval_positions is None else evaluator,
+      evaluate_every=eval_every, evaluate_on_stop=True,
+      checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      handle_signals=True, log=log,
+      resumed_message=lambda done, s: (
+          f"resumed from step {done} ({done * config.batch_size} samples)"),
+      progress=progress, progress_unit="pos",
+      progress_scale=config.batch_size,
+      postfix=lambda r: {"loss": f"{r['loss']:.3f}",
+                         "top1": f"{r['top1']:.3f}"},
+      tensorboard=tensorboard)
+  if output_dir is not None and jax.process_index() == 0:
+    model_lib.save_weights(
+        output_dir, np.asarray(jax.device_get(state.params["weights"])),
+        config.features, extra={"train": config.to_json(),
+                                "step": int(state.iteration)})
+  return state, history
+
+
+def collision_report(features: go_patterns.PatternConfig,
+                     positions: Positions, *, limit: int = 2000,
+                     batch_size: int = 256) -> Dict[str, float]:
+  """How often the hashed tables merge distinct patterns, over the legal
+  points of the first `limit` positions: distinct canonical codes seen,
+  buckets they fill, the share of codes that share a bucket with another
+  seen code, and the share of pattern occurrences that do."""
+  size = positions.size
+  n = min(limit, len(positions))
+  sub = dataclasses.replace(positions, **{
+      f: getattr(positions, f)[:n] for f in positions.arrays()})
+
+  @jax.jit
+  def codes(batch):
+    def one(position):
+      playout = go_patterns.playout_for(size)
+      stones = features_lib.unpack_stones(position["stones"], size)
+      board = features_lib.chain_ids(stones, size)
+      player = position["to_play"].astype(jnp.int32)
+      legal = playout.legal_points(board, player,
+                                   position["ko"].astype(jnp.int32))
+      libs, _, _ = go_patterns.liberty_classes(playout, board)
+      cell = go_patterns.cells(board, player, libs)
+      last = position["recent"][0].astype(jnp.int32)
+      ok = (last >= 0) & (last < size * size)
+      hi, lo = go_patterns.response_codes(size, cell, jnp.where(ok, last, 0))
+      return (go_patterns.pattern_codes(size, cell), legal,
+              hi, lo, jnp.broadcast_to(ok, (12,)))
+    return jax.vmap(one)(batch)
+
+  pats, resp = [], []
+  for batch in sequential_batches(sub, batch_size):
+    p, legal, hi, lo, ok = jax.device_get(codes({
+        f: np.asarray(batch[f]) for f in _FIELDS}))
+    valid = np.asarray(batch["valid"])
+    pats.append(p[valid][legal[valid]])
+    keep = ok[valid]
+    resp.append((hi[valid][keep].astype(np.uint64) << np.uint64(32))
+                | lo[valid][keep].astype(np.uint64))
+  out = {}
+  for name, occ, bits, bucket in (
+      ("pattern", np.concatenate(pats), features.pattern_bits,
+       lambda c: go_patterns.pattern_bucket(jnp.asarray(c, jnp.uint32),
+                                            bits)),
+      ("response", np.concatenate(resp), features.response_bits,
+       lambda c: go_patterns.response_bucket(
+           jnp.asarray(c >> np.uint64(32), jnp.uint32),
+           jnp.asarray(c & np.uint64(0xFFFFFFFF), jnp.uint32), bits))):
+    distinct, counts = np.unique(occ, return_counts=True)
+    b = np.asarray(bucket(distinct))
+    _, inverse, per_bucket = np.unique(b, return_inverse=True,
+                                       return_counts=True)
+    shared = per_bucket[inverse] > 1
+    out[f"{name}_distinct"] = int(len(distinct))
+    out[f"{name}_buckets_used"] = int(len(per_bucket))
+    out[f"{name}_table"] = int(2 ** bits)
+    out[f"{name}_collision_rate"] = float(np.mean(shared))
+    out[f"{name}_collision_rate_weighted"] = float(
+        np.sum(counts[shared]) / max(np.sum(counts), 1))
+  return out
