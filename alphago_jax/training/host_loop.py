@@ -9,9 +9,9 @@ condition, and around it writes a metrics record every `log_every` steps
 shows a progress bar and saves orbax checkpoints (every so many steps or
 seconds, and always when it stops). The compiled step is the stage's own;
 the loop never looks inside the state beyond `iteration`. After a crash,
-the steps since the last checkpoint are run and recorded again on resuming
-(the first record's means then cover the steps since the resume): a reader
-of `metrics.jsonl` keeps the last record of each `iteration`.
+the steps since the last checkpoint are run again on resuming; their
+records from before the crash are dropped first (`truncate_metrics`), so
+`metrics.jsonl` holds each logged step once.
 
 Multi-host: every process runs the same loop, so every decision that could
 differ between processes (a clock, a signal, `stop_when`) is taken by
@@ -34,7 +34,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.metrics import (MetricsWriter,
                                           make_tensorboard_writer,
-                                          read_metrics)
+                                          read_metrics, truncate_metrics)
 
 Record = Dict[str, Any]
 # (state) -> extra fields for the record, e.g. results against a reference.
@@ -151,6 +151,7 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
   if output_dir is not None:
     ckpt_dir = os.path.join(os.path.abspath(output_dir), "checkpoints")
     metrics_path = os.path.join(output_dir, "metrics.jsonl")
+    restored = False
     if resume and ckpt.latest_step(ckpt_dir) is not None:
       state = ckpt.restore_checkpoint(ckpt_dir, state,
                                       architecture=architecture)
@@ -162,10 +163,14 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
       for record in read_metrics(metrics_path):
         if record.get("iteration", 0) <= done:
           train_seconds = float(record.get("train_seconds", train_seconds))
+      restored = True
       if log:
         log(resumed_message(done, train_seconds))
     # Multi-host: only process 0 writes metrics.
     if jax.process_index() == 0:
+      if resume:  # Records of steps this run will repeat.
+        truncate_metrics(metrics_path, int(state.iteration) if restored
+                         else 0)
       writer = MetricsWriter(metrics_path)
       board = make_tensorboard_writer(output_dir, tensorboard)
   done = saved = int(state.iteration)

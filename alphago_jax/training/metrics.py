@@ -63,6 +63,43 @@ def _drop_partial_last_line(path) -> None:
       os.fsync(f.fileno())
 
 
+def truncate_metrics(path, last_iteration: int) -> int:
+  """Keeps only the complete records with `iteration <= last_iteration`.
+
+  A resumed run repeats the steps after its checkpoint; their records from
+  before the crash would otherwise appear twice. The file is rewritten to a
+  temporary file and renamed over the old one, so a crash here leaves
+  either version whole. Returns the number of records dropped.
+  """
+  path = os.fspath(path)
+  if not os.path.exists(path):
+    return 0
+  with open(path, "rb") as f:
+    data = f.read()
+  lines = data.split(b"\n")
+  complete, torn = lines[:-1], lines[-1]
+  kept = [line for line in complete
+          if json.loads(line).get("iteration", 0) <= last_iteration]
+  if len(kept) == len(complete) and not torn:
+    return 0
+  tmp = f"{path}.tmp.{os.getpid()}"
+  with open(tmp, "wb") as f:
+    f.write(b"".join(line + b"\n" for line in kept))
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+  _fsync_dir(os.path.dirname(os.path.abspath(path)))
+  return len(complete) - len(kept)
+
+
+def _fsync_dir(directory) -> None:
+  fd = os.open(directory, os.O_RDONLY)
+  try:
+    os.fsync(fd)
+  finally:
+    os.close(fd)
+
+
 def read_metrics(path) -> List[Dict[str, Any]]:
   """All complete records of a metrics file, in order."""
   records = []

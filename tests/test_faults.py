@@ -1,0 +1,177 @@
+"""A training run survives SIGKILL at any moment.
+
+A tiny tic-tac-toe AlphaZero run (`training.train`, a checkpoint after
+every iteration, so that much of its time is spent inside checkpoint
+writes) is started in a child process and killed with SIGKILL after seeded,
+staggered delays, then restarted in the same directory, until it finishes.
+Every restart must resume from the newest complete checkpoint the killed
+process left, the metrics file must hold each iteration exactly once with
+no torn line, and the final parameters must equal those of an uninterrupted
+run with the same seed (computed here, in this process).
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from alphago_jax import games, training
+from alphago_jax.models.resnet import ResNetConfig
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig
+
+ITERATIONS = 24
+SEED = 5
+
+# The child: builds the same config, compiles the iteration before saying
+# READY (so that kills land in the training loop, not in imports), then
+# trains with a checkpoint every iteration. Progress goes to stdout.
+CHILD = r"""
+import sys
+from alphago_jax import games, training
+sys.path.insert(0, sys.argv[2])
+from test_faults import tiny_config, ITERATIONS, SEED
+game = games.make("tictactoe")
+config = tiny_config()
+state = training.init_train_state(game, config, SEED)
+training.make_iteration(game, config)(state)  # compile (cached by train)
+print("READY", flush=True)
+training.train(game, config, seed=SEED, num_iterations=ITERATIONS,
+               output_dir=sys.argv[1], checkpoint_every=1,
+               log=lambda line: print(line, flush=True))
+print("DONE", flush=True)
+"""
+
+
+def tiny_config():
+  return training.TrainConfig(
+      model=ResNetConfig(num_blocks=1, channels=4, value_hidden=8),
+      search=AlphaZeroSearchConfig(num_simulations=2, policy="gumbel",
+                                   temperature_moves=9),
+      max_moves=9, num_games=8, random_opening_moves=2,
+      buffer_capacity=8 * 9 * 4, batch_size=16, gradient_steps=2,
+      optimizer="adam", learning_rate=3e-3)
+
+
+def _leaves(tree):
+  return [np.asarray(x) for x in jax.tree.leaves(tree)]
+
+
+def _start(run_dir, env):
+  return subprocess.Popen(
+      [sys.executable, "-c", CHILD, run_dir, os.path.dirname(__file__)],
+      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+
+def _wait_for(proc, word, timeout):
+  deadline = time.monotonic() + timeout
+  lines = []
+  while time.monotonic() < deadline:
+    line = proc.stdout.readline()
+    if not line:
+      break
+    lines.append(line)
+    if line.startswith(word):
+      return lines
+  raise AssertionError(f"child never printed {word}: {lines[-5:]}")
+
+
+def _tmp_entries(ckpt_dir):
+  if not os.path.isdir(ckpt_dir):
+    return []
+  return [n for n in os.listdir(ckpt_dir) if "tmp" in n]
+
+
+def kill_and_resume(tmp_path, kills, max_delay, seed):
+  run_dir = str(tmp_path / "run")
+  ckpt_dir = os.path.join(run_dir, "checkpoints")
+  env = dict(os.environ, JAX_PLATFORMS="cpu",
+             JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jax_cache"),
+             JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+             XLA_FLAGS="--xla_force_host_platform_device_count=1")
+  rng = random.Random(seed)
+  delays = [rng.uniform(0, max_delay) for _ in range(kills)]
+  expected_resume = None
+  inside_write = 0
+  resumed_from = []
+  for delay in delays + [None]:
+    proc = _start(run_dir, env)
+    try:
+      _wait_for(proc, "READY", 300)
+      if delay is None:  # the last life runs to the end
+        lines = _wait_for(proc, "DONE", 300)
+        assert proc.wait(60) == 0
+      else:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        lines = proc.stdout.readlines()
+        proc.wait(60)
+    finally:
+      if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    started = [l for l in lines if l.startswith("resumed from iteration")]
+    if expected_resume is not None:
+      # The last complete checkpoint the killed process left: resumed from
+      # it (or, with none yet, started afresh without a message).
+      if expected_resume == 0:
+        assert not started, started
+      else:
+        assert started and started[0].split()[3] == str(expected_resume), (
+            started, expected_resume)
+      resumed_from.append(expected_resume)
+    if delay is not None:
+      inside_write += bool(_tmp_entries(ckpt_dir))
+      expected_resume = training.latest_step(ckpt_dir) or 0
+  return run_dir, resumed_from, inside_write
+
+
+def check_run(run_dir):
+  path = os.path.join(run_dir, "metrics.jsonl")
+  with open(path, "rb") as f:
+    data = f.read()
+  assert data.endswith(b"\n")
+  records = [json.loads(line) for line in data.splitlines()]  # no torn line
+  assert [r["iteration"] for r in records] == list(range(1, ITERATIONS + 1))
+  game = games.make("tictactoe")
+  config = tiny_config()
+  straight, _ = training.train(game, config, seed=SEED,
+                               num_iterations=ITERATIONS)
+  template = training.init_train_state(game, config, SEED)
+  resumed = training.restore_checkpoint(
+      os.path.join(run_dir, "checkpoints"), template,
+      architecture=config.architecture(game))
+  assert int(resumed.iteration) == ITERATIONS
+  for a, b in zip(_leaves(training.variables_of(straight)) +
+                  _leaves(straight.opt_state),
+                  _leaves(training.variables_of(resumed)) +
+                  _leaves(resumed.opt_state)):
+    np.testing.assert_array_equal(a, b)
+  assert not any(np.array_equal(a, b) for a, b in zip(
+      _leaves(template.params), _leaves(resumed.params))), "never trained"
+
+
+def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
+  run_dir, resumed_from, _ = kill_and_resume(tmp_path, kills=3,
+                                             max_delay=2.0, seed=0)
+  assert len(resumed_from) == 3
+  check_run(run_dir)
+
+
+@pytest.mark.slow
+def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
+  run_dir, resumed_from, inside_write = kill_and_resume(
+      tmp_path, kills=24, max_delay=1.5, seed=1)
+  print(f"kills: {len(resumed_from)}, inside a checkpoint write: "
+        f"{inside_write}, resumed from: {resumed_from}")
+  assert len(resumed_from) == 24
+  # Kills that left orbax's temporary step directory behind landed inside a
+  # checkpoint write; the run must have survived some.
+  assert inside_write >= 3, inside_write
+  check_run(run_dir)
