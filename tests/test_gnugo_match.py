@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import games
-from alphago_jax.evaluation import gtp
+from alphago_jax import gtp
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
 

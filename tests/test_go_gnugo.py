@@ -27,7 +27,7 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax.evaluation import gtp
+from alphago_jax import gtp
 from alphago_jax.games.go import Go
 
 pytestmark = pytest.mark.skipif(
@@ -114,9 +114,9 @@ def _has_neighbour(points: np.ndarray, size: int) -> np.ndarray:
   return (g[:-2, 1:-1] | g[2:, 1:-1] | g[1:-1, :-2] | g[1:-1, 2:]).reshape(-1)
 
 
-def play_checked_game(game: Go, engine: gtp.GTPEngine, seed: int,
+def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
                       max_plies: int, cov: Coverage,
-                      simple_ko_engine: gtp.GTPEngine | None = None) -> None:
+                      simple_ko_engine: gtp.GTPClient | None = None) -> None:
   """Plays one random game with our engine, replays it in GNU Go (`engine`,
   same rules), and asserts after every move that boards and legal moves
   agree. With `simple_ko_engine` (GNU Go without superko, for a superko

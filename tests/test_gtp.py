@@ -1,4 +1,4 @@
-"""The GTP client: against GNU Go, and against a scripted fake engine for the
+"""The GTP client (`gtp.GTPClient`): against GNU Go, and against a scripted fake engine for the
 failure modes a real engine rarely shows (garbage, death, silence)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax.evaluation import gtp
+from alphago_jax import gtp
+from alphago_jax.gtp import gnugo_player
 from alphago_jax.games.go import Go
 
 GAME = Go(size=9, komi=6.5)
@@ -66,7 +67,7 @@ def fake(tmp_path):
   # A generous answer timeout: a loaded 2-core machine can take seconds to
   # start a Python process; only the timeout test wants it short.
   def make(*args, timeout=120.0):
-    return gtp.GTPEngine([sys.executable, str(script), *args], timeout=timeout)
+    return gtp.GTPClient([sys.executable, str(script), *args], timeout=timeout)
   return make
 
 
@@ -117,7 +118,7 @@ def test_dead_engine(fake):
 
 def test_missing_binary():
   with pytest.raises(gtp.GTPConnectionError, match="cannot start"):
-    gtp.GTPEngine(["/nonexistent/engine"])
+    gtp.GTPClient(["/nonexistent/engine"])
 
 
 def test_timeout_and_close_never_hang(fake):
@@ -149,13 +150,13 @@ def test_bad_commands_and_arguments(fake):
 def test_gnugo_factory_errors(monkeypatch):
   with pytest.raises(ValueError, match="level"):
     gtp.gnugo(level=11)
-  monkeypatch.setattr(gtp, "find_gnugo", lambda: None)
+  monkeypatch.setattr(gnugo_player, "find_gnugo", lambda: None)
   with pytest.raises(gtp.GnuGoNotFoundError, match="apt-get install gnugo"):
     gtp.gnugo()
 
 
 def test_player_maps_resign(fake, monkeypatch):
-  monkeypatch.setattr(gtp, "gnugo", lambda *a, **k: fake())
+  monkeypatch.setattr(gnugo_player, "gnugo", lambda *a, **k: fake())
   game = Go(size=9)
   with gtp.GnuGoPlayer(game, level=0) as player:
     player.play(game.vertex_to_action("E5"))

@@ -5,11 +5,12 @@ from alphago_jax.evaluation.elo import (EloTable, elo_covariance,
                                         elo_difference, elo_from_score,
                                         elo_interval, elo_intervals,
                                         elo_table, expected_score, fit_elo,
-                                        round_robin, score)
+                                        score)
 from alphago_jax.evaluation.gnugo_match import (Outcomes, agent_match,
                                                 gnugo_match)
 from alphago_jax.evaluation.match import MatchResult, match
 from alphago_jax.evaluation.stats import difference_interval, wilson_interval
+from alphago_jax.evaluation.tournament import round_robin
 
 __all__ = ["EloTable", "GameResults", "MatchResult", "Outcomes", "Record",
            "agent_match", "difference_interval", "elo_covariance",

@@ -1,4 +1,5 @@
-"""Elo ratings: from a match score, with an interval, and for a round robin.
+"""Elo ratings: from a match score, with an interval, and fitted to a round
+robin's results.
 
 The Elo model says a player rated D points above another scores
 s = 1 / (1 + 10^(-D / 400)) per game (a draw counts half), so
@@ -6,8 +7,9 @@ D = 400 log10(s / (1 - s)). The interval of D maps the 95% Wilson interval
 of the score through that (monotone) formula; it is infinite on the side of
 a perfect or zero score, where the data cannot bound D.
 
-A round robin is fitted by maximum likelihood in the Bradley-Terry model
-(draws as half a win and half a loss) with Hunter's MM iteration.
+A round robin's results (`tournament.round_robin` plays one) are fitted by
+maximum likelihood in the Bradley-Terry model (draws as half a win and half
+a loss) with Hunter's MM iteration.
 `prior_draws` adds that many virtual draws to every pair that played, so an
 undefeated or winless player gets a finite rating (as BayesElo does).
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import List, Mapping, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -189,38 +191,3 @@ def elo_table(names: Sequence[str], points, games, *,
   ratings = fit_elo(points, games, prior_draws=prior_draws)
   return EloTable(names=tuple(names), ratings=ratings, points=points,
                   games=games)
-
-
-def round_robin(game, agents: Mapping[str, object], key, *,
-                games_per_colour: int, max_moves: int | None = None,
-                prior_draws: float = 1.0) -> EloTable:
-  """Every pair of `agents` plays a colour-alternated match; fits Elo.
-
-  Args:
-    game: the game.
-    agents: name -> `Agent`; the first is the rating anchor (0).
-    key: PRNG key, consumed.
-    games_per_colour: games of each pair with each player first.
-    max_moves, prior_draws: as in `match` and `fit_elo`.
-  """
-  import jax  # Local: the fitting above needs no JAX.
-  from alphago_jax.evaluation.match import match
-
-  names = list(agents)
-  if len(names) < 2:
-    raise ValueError(f"a round robin needs at least 2 agents, got "
-                     f"{len(names)}")
-  k = len(names)
-  points = np.zeros((k, k))
-  games = np.zeros((k, k))
-  pair_keys = jax.random.split(key, k * (k - 1) // 2)
-  p = 0
-  for i in range(k):
-    for j in range(i + 1, k):
-      result = match(game, agents[names[i]], agents[names[j]], pair_keys[p],
-                     games_per_colour=games_per_colour, max_moves=max_moves)
-      p += 1
-      pts = result.wins + 0.5 * result.draws
-      points[i, j], points[j, i] = pts, result.games - pts
-      games[i, j] = games[j, i] = result.games
-  return elo_table(names, points, games, prior_draws=prior_draws)

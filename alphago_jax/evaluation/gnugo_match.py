@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.evaluation.arena import Record
-from alphago_jax.evaluation.gtp import RESIGN, GnuGoPlayer
+from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
 from alphago_jax.search.agents import random_agent

@@ -41,7 +41,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 from typing import Optional, Sequence, Tuple
 
 import chex
@@ -52,7 +51,6 @@ from flax import struct
 
 from alphago_jax.games import base
 
-GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"
 BLACK, WHITE = 0, 1
 
 
@@ -412,33 +410,14 @@ class Go(base.Game):
 
   def action_to_vertex(self, action: int) -> str:
     """GTP vertex of an action: `0 -> "A9"` on 9×9, `N² -> "pass"`."""
-    a = int(action)
-    if not 0 <= a < self.num_actions:
-      raise ValueError(f"go: action {a} is out of range [0, "
-                       f"{self.num_actions})")
-    if a == self.pass_action:
-      return "pass"
-    row, col = divmod(a, self.size)
-    return f"{GTP_COLUMNS[col]}{self.size - row}"
+    # Imported here: the gtp package imports this module.
+    from alphago_jax.gtp import vertex
+    return vertex.action_to_vertex(action, self.size)
 
   def vertex_to_action(self, vertex: str) -> int:
     """Action of a GTP vertex (`"D4"`, `"d4"`, `"pass"`)."""
-    if not isinstance(vertex, str):
-      raise ValueError(f"go: GTP vertex must be a string, got {vertex!r}")
-    v = vertex.strip().upper()
-    if v == "PASS":
-      return self.pass_action
-    m = re.fullmatch(r"([A-HJ-Z])(\d{1,2})", v)
-    if not m:
-      raise ValueError(f"go: malformed GTP vertex {vertex!r} (expected a "
-                       f"column letter A-T without I and a row number, or "
-                       f"'pass')")
-    col = GTP_COLUMNS.find(m.group(1))
-    row_number = int(m.group(2))
-    if col < 0 or col >= self.size or not 1 <= row_number <= self.size:
-      raise ValueError(f"go: vertex {vertex!r} is off the {self.size}x"
-                       f"{self.size} board")
-    return (self.size - row_number) * self.size + col
+    from alphago_jax.gtp import vertex as codec
+    return codec.vertex_to_action(vertex, self.size)
 
   def to_ascii(self, state: GoState) -> str:
     """Rows top to bottom: `X` Black, `O` White, `.` empty."""
