@@ -60,12 +60,8 @@ from sgfmill import sgf as sgfmill_sgf
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
 
-try:  # The GTP client's home since it left alphago_jax.evaluation.
-  from alphago_jax.gtp import (GTPConnectionError, GTPError, GTPTimeout,
-                               find_gnugo, gnugo)
-except ImportError:  # pragma: no cover - before the move
-  from alphago_jax.evaluation.gtp import (GTPConnectionError, GTPError,
-                                          GTPTimeout, find_gnugo, gnugo)
+from alphago_jax.gtp import (GTPConnectionError, GTPError, GTPTimeout,
+                             find_gnugo, gnugo)
 
 FORMAT = "alphago_jax.gnugo_games"
 FORMAT_VERSION = 1
