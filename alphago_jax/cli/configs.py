@@ -1,0 +1,177 @@
+"""The typed configs of whole runs: what `config.json` records.
+
+A run config holds everything that decides a run's result (the game, the
+library's own config of the stage, the seed, budgets, evaluation settings,
+the CPU device count): repeating a run needs nothing else. Where a run is
+written (`--output`), progress display and the like stay outside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Annotated, Literal, Optional
+
+import tyro
+
+from alphago_jax.training import presets
+from alphago_jax.training.config import TrainConfig
+from alphago_jax.training.supervised import SupervisedConfig
+
+AlphaZeroGame = Literal["tictactoe", "go9"]
+
+
+def _int(name, value, low):
+  if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def _hours(name, value):
+  if value is not None and (
+      isinstance(value, bool) or not isinstance(value, (int, float))
+      or not math.isfinite(value) or value <= 0):
+    raise ValueError(f"{name} must be a finite number > 0 or None, got "
+                     f"{value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaZeroRun:
+  """An AlphaZero run: self-play and learning from random initialisation.
+
+  Attributes:
+    game: "tictactoe" or "go9" (9x9 Go, komi 7.5, positional superko).
+    train: the self-play, network, search and optimiser config.
+    seed: seeds the network and every random draw of the run.
+    iterations: stop once this many iterations are done.
+    hours: also stop after this much wall-clock time in one call (None: no
+      limit); the run then stops at a checkpoint and can be resumed.
+    checkpoint_every: iterations between checkpoints (one is always written
+      when the run stops).
+    eval_every: iterations between evaluations (0: none). Tic-tac-toe:
+      the raw policy and network + search against the perfect solver; 9x9
+      Go: both against random play, and a network snapshot for the
+      learning curve.
+    eval_games: games per colour of each evaluation.
+    stop_when_perfect: tic-tac-toe: stop at the first evaluation in which
+      neither the raw policy nor the search loses a game to the solver.
+    augment: train on a random one of the 8 board symmetries per example
+      (Go only).
+    cpu_devices: XLA CPU devices (one per core uses every core; the games
+      and batches are split over them). XLA_FLAGS wins where it sets one.
+  """
+  game: Annotated[AlphaZeroGame, tyro.conf.Fixed]
+  train: TrainConfig
+  seed: int = 0
+  iterations: int = 200
+  hours: Optional[float] = None
+  checkpoint_every: int = 10
+  eval_every: int = 10
+  eval_games: int = 256
+  stop_when_perfect: bool = False
+  augment: bool = False
+  cpu_devices: int = 1
+
+  def __post_init__(self):
+    if self.game not in ("tictactoe", "go9"):
+      raise ValueError(f"game must be 'tictactoe' or 'go9', got "
+                       f"{self.game!r}")
+    if not isinstance(self.train, TrainConfig):
+      raise ValueError(f"train must be a TrainConfig, got {self.train!r}")
+    _int("seed", self.seed, 0)
+    _int("iterations", self.iterations, 0)
+    _hours("hours", self.hours)
+    _int("checkpoint_every", self.checkpoint_every, 1)
+    _int("eval_every", self.eval_every, 0)
+    _int("eval_games", self.eval_games, 1)
+    _int("cpu_devices", self.cpu_devices, 1)
+    if self.cpu_devices & (self.cpu_devices - 1):
+      raise ValueError(f"cpu_devices must be a power of two, got "
+                       f"{self.cpu_devices}")
+    for name in ("stop_when_perfect", "augment"):
+      if not isinstance(getattr(self, name), bool):
+        raise ValueError(f"{name} must be a bool, got "
+                         f"{getattr(self, name)!r}")
+    if self.stop_when_perfect and self.game != "tictactoe":
+      raise ValueError("stop_when_perfect needs the solver: tictactoe only")
+    if self.augment and self.game == "tictactoe":
+      raise ValueError("augment: board symmetries are for Go only")
+    if self.stop_when_perfect and not self.eval_every:
+      raise ValueError("stop_when_perfect needs eval_every >= 1")
+    for name in ("num_games", "batch_size"):
+      if getattr(self.train, name) % self.cpu_devices:
+        raise ValueError(
+            f"cpu_devices={self.cpu_devices} must divide train.{name}="
+            f"{getattr(self.train, name)} (games and batches are split "
+            f"over the devices)")
+
+
+def alphazero_defaults(game: str) -> AlphaZeroRun:
+  """The measured settings of the README for `game`."""
+  if game == "tictactoe":
+    return AlphaZeroRun(game="tictactoe", train=presets.tictactoe(),
+                        iterations=200, checkpoint_every=10, eval_every=10,
+                        eval_games=256)
+  if game == "go9":
+    return AlphaZeroRun(game="go9", train=presets.go9(), iterations=100_000,
+                        hours=3.0, checkpoint_every=2, eval_every=5,
+                        eval_games=16, augment=True, cpu_devices=2)
+  raise ValueError(f"game must be 'tictactoe' or 'go9', got {game!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SLPolicyRun:
+  """AlphaGo's supervised policy network trained on expert game records.
+
+  Attributes:
+    data: an .sgf file, a tar(.gz) archive or a folder of them.
+    sl: network, optimiser and schedule.
+    size: board size of the records kept.
+    min_rank: both players at least this rank ("none": any).
+    limit: use at most this many records (None: all).
+    seed: network initialisation and batch order.
+    hours: stop after this much wall-clock time in one call (None: none).
+    max_train_hours: stop once the training time over all calls reaches
+      this.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: steps per metrics record.
+    eval_every: steps between test-set evaluations.
+    eval_positions: size of the fixed test subset.
+    cpu_devices: XLA CPU devices.
+  """
+  data: str
+  sl: SupervisedConfig
+  size: int = 19
+  min_rank: str = "6d"
+  limit: Optional[int] = None
+  seed: int = 0
+  hours: Optional[float] = None
+  max_train_hours: float = 8.0
+  checkpoint_minutes: float = 10.0
+  log_every: int = 200
+  eval_every: int = 2000
+  eval_positions: int = 10_000
+  cpu_devices: int = 1
+
+  def __post_init__(self):
+    if not isinstance(self.data, str) or not self.data:
+      raise ValueError(f"data must be a path, got {self.data!r}")
+    _int("size", self.size, 5)
+    if self.size != self.sl.model.board_size:
+      raise ValueError(f"size={self.size} differs from the network's "
+                       f"sl.model.board_size={self.sl.model.board_size}")
+    if not isinstance(self.min_rank, str):
+      raise ValueError(f"min_rank must be a rank such as '6d' or 'none', "
+                       f"got {self.min_rank!r}")
+    if self.limit is not None:
+      _int("limit", self.limit, 1)
+    _int("seed", self.seed, 0)
+    _hours("hours", self.hours)
+    _hours("max_train_hours", self.max_train_hours)
+    _hours("checkpoint_minutes", self.checkpoint_minutes)
+    _int("log_every", self.log_every, 1)
+    _int("eval_every", self.eval_every, 1)
+    _int("eval_positions", self.eval_positions, 1)
+    _int("cpu_devices", self.cpu_devices, 1)
+
+
+STAGES = {"alphazero": AlphaZeroRun, "sl-policy": SLPolicyRun}

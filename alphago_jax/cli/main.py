@@ -1,0 +1,82 @@
+"""`alphago-jax COMMAND ARGS`: dispatch to the subcommands.
+
+Each subcommand module has `main(argv) -> int` and is imported only when
+used, so `alphago-jax --help` and `alphago-jax gtp` start quickly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import List, Optional
+
+# name -> (module, one line of help)
+COMMANDS = {
+    "train": ("alphago_jax.cli.train",
+              "train a network (AlphaZero on tictactoe/go9, the SL policy "
+              "stage) in a run directory; repeat or resume a run"),
+    "selfplay": ("alphago_jax.cli.selfplay",
+                 "play games of a network (or any agent) against itself and "
+                 "write them as SGF / JSON lines"),
+    "arena": ("alphago_jax.cli.arena",
+              "a colour-alternated match between two agents or checkpoints"),
+    "gtp": ("alphago_jax.gtp.engine",
+            "a GTP engine on stdin/stdout (for GUIs and GNU Go matches)"),
+    "show": ("alphago_jax.cli.show",
+             "draw a position (SGF + move number or a move list) with the "
+             "network's policy and search visits as SVG/PNG; plot metrics"),
+    "reproduce": ("alphago_jax.cli.reproduce",
+                  "rerun a table of the README: mcts-vs-random, "
+                  "tictactoe-perfect, go9-curve"),
+}
+
+USAGE = """usage: alphago-jax COMMAND [ARGS...]   (alphago-jax COMMAND --help)
+
+commands:
+{commands}
+
+examples:
+  alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
+  alphago-jax train --resume runs/ttt
+  alphago-jax arena --game tictactoe uct:100 random --games 100
+  alphago-jax show --moves D4 E5 --output board.svg
+  alphago-jax reproduce mcts-vs-random
+"""
+
+
+def usage() -> str:
+  width = max(len(n) for n in COMMANDS)
+  return USAGE.format(commands="\n".join(
+      f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  """The `alphago-jax` entry point; returns the exit status."""
+  argv = list(sys.argv[1:] if argv is None else argv)
+  if not argv or argv[0] in ("-h", "--help", "help"):
+    print(usage())
+    return 0 if argv else 2
+  if argv[0] in ("-V", "--version"):
+    from alphago_jax.cli import rundir  # pylint: disable=import-outside-toplevel
+    print(f"alphago-jax {rundir.package_version()}")
+    return 0
+  name, rest = argv[0], argv[1:]
+  if name not in COMMANDS:
+    print(f"alphago-jax: unknown command {name!r}\n\n{usage()}",
+          file=sys.stderr)
+    return 2
+  module_name = COMMANDS[name][0]
+  try:
+    module = importlib.import_module(module_name)
+  except ModuleNotFoundError as e:
+    if e.name is not None and module_name.startswith(e.name):
+      print(f"alphago-jax {name}: not available in this installation "
+            f"({module_name} is missing)", file=sys.stderr)
+      return 2
+    raise
+  try:
+    status = module.main(rest)
+  except SystemExit as e:  # tyro and argparse exit on --help and errors
+    code = e.code
+    return code if isinstance(code, int) else (0 if code is None else 2)
+  return int(status or 0)

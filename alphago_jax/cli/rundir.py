@@ -1,0 +1,239 @@
+"""Run directories: `config.json`, the full typed config of a run.
+
+A run directory holds `config.json` (written atomically: a temporary file,
+fsynced, then renamed), `metrics.jsonl` and `checkpoints/`. The config file
+records the command and stage, the typed run config as nested JSON, the
+package version and the git commit of the code (null outside a git
+checkout), so that the run can be repeated from the directory alone.
+
+Reading is strict, so that a hand-edited or damaged file never runs with a
+value other than the one it shows: every field of every dataclass must be
+present, no unknown field is allowed, each value must have the field's type
+(an integer is not a bool, no NaN or infinity) and then the dataclass's own
+validation runs. Any problem raises `RunConfigError` naming the field, e.g.
+`config.train.search.num_simulations`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import types
+import typing
+from typing import Any, Dict, Optional, Tuple
+
+CONFIG_FILE = "config.json"
+FORMAT = 1
+_TOP_FIELDS = ("format", "command", "stage", "version", "git_commit",
+               "config")
+
+
+class RunConfigError(ValueError):
+  """A config.json that cannot be read as the run config it claims."""
+
+
+def package_version() -> str:
+  from importlib import metadata  # pylint: disable=import-outside-toplevel
+  try:
+    return metadata.version("alphago-jax")
+  except metadata.PackageNotFoundError:
+    return "unknown"
+
+
+def git_commit() -> Optional[str]:
+  """The commit of the source checkout the package runs from, or None."""
+  here = os.path.dirname(os.path.abspath(__file__))
+  try:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here,
+                         capture_output=True, text=True, timeout=10,
+                         check=False)
+  except (OSError, subprocess.TimeoutExpired):
+    return None
+  commit = out.stdout.strip()
+  return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def to_json(config: Any) -> Any:
+  """A dataclass config as JSON values (tuples become lists)."""
+  if dataclasses.is_dataclass(config) and not isinstance(config, type):
+    return {f.name: to_json(getattr(config, f.name))
+            for f in dataclasses.fields(config)}
+  if isinstance(config, (tuple, list)):
+    return [to_json(v) for v in config]
+  return config
+
+
+def _fail(path: str, message: str):
+  raise RunConfigError(f"{path}: {message}")
+
+
+def _describe(value: Any) -> str:
+  text = json.dumps(value) if not isinstance(value, float) else repr(value)
+  return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _convert(tp: Any, value: Any, path: str) -> Any:
+  origin = typing.get_origin(tp)
+  args = typing.get_args(tp)
+  if origin is typing.Annotated:
+    return _convert(args[0], value, path)
+  if origin in (typing.Union, types.UnionType):
+    if value is None:
+      if type(None) in args:
+        return None
+      _fail(path, "must not be null")
+    rest = [a for a in args if a is not type(None)]
+    if len(rest) != 1:
+      raise TypeError(f"{path}: unsupported type {tp}")
+    return _convert(rest[0], value, path)
+  if origin is typing.Literal:
+    if value not in args or isinstance(value, bool):
+      _fail(path, f"must be one of {list(args)}, got {_describe(value)}")
+    return value
+  if origin in (tuple, Tuple):
+    if not isinstance(value, list):
+      _fail(path, f"must be a list, got {_describe(value)}")
+    if len(args) == 2 and args[1] is Ellipsis:
+      return tuple(_convert(args[0], v, f"{path}[{i}]")
+                   for i, v in enumerate(value))
+    if len(value) != len(args):
+      _fail(path, f"must have {len(args)} items, got {len(value)}")
+    return tuple(_convert(a, v, f"{path}[{i}]")
+                 for i, (a, v) in enumerate(zip(args, value)))
+  if dataclasses.is_dataclass(tp):
+    return from_json(tp, value, path)
+  if value is None:
+    _fail(path, "must not be null")
+  if tp is bool:
+    if not isinstance(value, bool):
+      _fail(path, f"must be true or false, got {_describe(value)}")
+    return value
+  if tp is int:
+    if isinstance(value, bool) or not isinstance(value, int):
+      _fail(path, f"must be an integer, got {_describe(value)}")
+    return value
+  if tp is float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+      _fail(path, f"must be a number, got {_describe(value)}")
+    if not math.isfinite(value):
+      _fail(path, f"must be finite, got {_describe(value)}")
+    return float(value)
+  if tp is str:
+    if not isinstance(value, str):
+      _fail(path, f"must be a string, got {_describe(value)}")
+    return value
+  raise TypeError(f"{path}: unsupported type {tp}")
+
+
+def from_json(cls: type, data: Any, path: str = "config") -> Any:
+  """The dataclass `cls` from `to_json`'s output, strictly checked.
+
+  Raises:
+    RunConfigError: naming the first field (as a dotted path under `path`)
+      that is missing, unknown, of the wrong type or rejected by the
+      dataclass's validation.
+  """
+  if not isinstance(data, dict):
+    _fail(path, f"must be an object with the fields of {cls.__name__}, got "
+          f"{_describe(data)}")
+  hints = typing.get_type_hints(cls, include_extras=True)
+  names = [f.name for f in dataclasses.fields(cls) if f.init]
+  unknown = sorted(set(data) - set(names))
+  if unknown:
+    _fail(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__}")
+  kwargs = {}
+  for name in names:
+    if name not in data:
+      _fail(f"{path}.{name}", "missing (every field must be given)")
+    kwargs[name] = _convert(hints[name], data[name], f"{path}.{name}")
+  try:
+    return cls(**kwargs)
+  except (ValueError, TypeError) as e:
+    message = str(e)
+    # The validators' messages start with the field's name.
+    field = next((n for n in sorted(names, key=len, reverse=True)
+                  if message.startswith(n) and not (
+                      message[len(n):len(n) + 1].isalnum()
+                      or message[len(n):len(n) + 1] == "_")), None)
+    _fail(f"{path}.{field}" if field else path, message)
+
+
+def _atomic_write(path: str, text: str) -> None:
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  tmp = f"{path}.tmp.{os.getpid()}"
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+  fd = os.open(directory, os.O_RDONLY)
+  try:
+    os.fsync(fd)
+  finally:
+    os.close(fd)
+
+
+def write_config(run_dir: str, *, command: str, stage: str,
+                 config: Any) -> Dict[str, Any]:
+  """Writes `run_dir/config.json` atomically; returns what it wrote."""
+  record = {"format": FORMAT, "command": command, "stage": stage,
+            "version": package_version(), "git_commit": git_commit(),
+            "config": to_json(config)}
+  _atomic_write(os.path.join(run_dir, CONFIG_FILE),
+                json.dumps(record, indent=1, allow_nan=False) + "\n")
+  return record
+
+
+def _no_constants(name):
+  raise ValueError(f"{name} is not valid JSON")
+
+
+def read_config(run_dir: str, stages: Dict[str, type]
+                ) -> Tuple[str, Any, Dict[str, Any]]:
+  """`(stage, config, record)` from `run_dir/config.json`.
+
+  Args:
+    stages: stage name -> the config dataclass of that stage.
+
+  Raises:
+    RunConfigError: no such file, not JSON, or any field wrong (named).
+  """
+  path = os.path.join(run_dir, CONFIG_FILE)
+  try:
+    with open(path, "rb") as f:
+      text = f.read().decode("utf-8")
+    record = json.loads(text, parse_constant=_no_constants)
+  except FileNotFoundError:
+    raise RunConfigError(f"{path}: no such file (not a run directory)"
+                         ) from None
+  except (UnicodeDecodeError, ValueError, RecursionError) as e:
+    raise RunConfigError(f"{path}: not a valid config file: {e}") from None
+  if not isinstance(record, dict):
+    raise RunConfigError(f"{path}: must hold a JSON object")
+  try:
+    unknown = sorted(set(record) - set(_TOP_FIELDS))
+    if unknown:
+      _fail(unknown[0], "unknown field")
+    for name in _TOP_FIELDS:
+      if name not in record:
+        _fail(name, "missing")
+    if record["format"] != FORMAT or isinstance(record["format"], bool):
+      _fail("format", f"must be {FORMAT}, got {_describe(record['format'])}")
+    if record["command"] != "train":
+      _fail("command", f"must be \"train\", got "
+            f"{_describe(record['command'])}")
+    if record["stage"] not in stages or not isinstance(record["stage"], str):
+      _fail("stage", f"must be one of {sorted(stages)}, got "
+            f"{_describe(record['stage'])}")
+    for name in ("version", "git_commit"):
+      if record[name] is not None and not isinstance(record[name], str):
+        _fail(name, f"must be a string or null, got "
+              f"{_describe(record[name])}")
+    config = from_json(stages[record["stage"]], record["config"])
+  except RunConfigError as e:
+    raise RunConfigError(f"{path}: {e}") from None
+  return record["stage"], config, record

@@ -1,0 +1,347 @@
+"""`alphago-jax train`: a training run in a run directory.
+
+Three forms:
+
+    alphago-jax train tictactoe --output runs/ttt [--train.num-games 64 ...]
+    alphago-jax train --from-run runs/ttt --output runs/ttt-again
+    alphago-jax train --resume runs/ttt [--iterations 400]
+
+The first starts a run from the game's measured defaults with any field
+overridden; `--from-run` repeats a run exactly from its config.json in a new
+directory; `--resume` continues a run in its own directory from its last
+checkpoint (kill -9 and Ctrl-C both leave it resumable).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from typing import Annotated, Any, Callable, Dict, List, Optional
+
+import tyro
+
+from alphago_jax.cli import rundir
+from alphago_jax.cli.configs import (STAGES, AlphaZeroRun, SLPolicyRun,
+                                     alphazero_defaults)
+
+Log = Callable[[str], None]
+
+
+def _print(line: str) -> None:
+  print(line, flush=True)
+
+
+def _use_cpu_devices(count: int, log: Log) -> None:
+  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  try:
+    cpu_devices.use_cpu_devices(count)
+  except RuntimeError:
+    import jax  # pylint: disable=import-outside-toplevel
+    if jax.device_count() != count:
+      log(f"note: JAX already runs with {jax.device_count()} device(s) in "
+          f"this process; cpu_devices={count} takes effect in a new process")
+
+
+def _check_fresh(output: str) -> None:
+  from alphago_jax import training  # pylint: disable=import-outside-toplevel
+  if os.path.exists(os.path.join(output, rundir.CONFIG_FILE)) or (
+      training.latest_step(os.path.join(output, "checkpoints")) is not None):
+    raise rundir.RunConfigError(
+        f"{output} already holds a run; continue it with `alphago-jax "
+        f"train --resume {output}` or choose another --output")
+
+
+def run_alphazero(run: AlphaZeroRun, output: str, *,
+                  progress: Optional[bool] = None, log: Log = _print,
+                  start_from: Optional[str] = None) -> List[Dict[str, Any]]:
+  """Runs (or resumes) `run` in `output`; returns this call's records.
+
+  Writes `output/config.json` first (process 0), then trains with
+  `training.train` (metrics, checkpoints, resume from the last one).
+  `start_from`: a run directory whose checkpoints seed `output` when it has
+  none yet (copied, never written into).
+  """
+  _use_cpu_devices(run.cpu_devices, log)
+  # pylint: disable=import-outside-toplevel
+  import jax
+  from jax.experimental import multihost_utils
+
+  from alphago_jax import games, training
+  from alphago_jax.search.agents import random_agent
+  from alphago_jax.training import snapshots
+  from alphago_jax.training.augment import dihedral_augment
+  from alphago_jax.training.replay import identity_augment
+
+  config = run.train
+  writer = jax.process_index() == 0  # multi-host: OUTPUT is shared
+  ckpts = os.path.join(output, "checkpoints")
+  if writer:
+    os.makedirs(output, exist_ok=True)
+    if start_from and training.latest_step(ckpts) is None:
+      shutil.copytree(os.path.join(start_from, "checkpoints"), ckpts,
+                      dirs_exist_ok=True)
+    rundir.write_config(output, command="train", stage="alphazero",
+                        config=run)
+  if jax.process_count() > 1:
+    multihost_utils.sync_global_devices("alphago-jax train: output ready")
+  if run.game == "tictactoe":
+    game = games.make("tictactoe")
+    evaluator = training.make_solver_evaluator(
+        game, config, games_per_colour=run.eval_games, seed=run.seed + 1)
+  else:
+    game = games.make("go", size=9)
+    vs_random = training.make_reference_evaluator(
+        game, config, random_agent, games_per_colour=run.eval_games,
+        seed=run.seed + 1, name="random")
+
+    def evaluator(state):
+      if writer:
+        snapshots.save(os.path.join(output, "snapshots"), state,
+                       architecture=config.architecture(game))
+      return vs_random(state)
+
+  augment = (dihedral_augment(game.size) if run.augment
+             else identity_augment)
+  n = jax.device_count()
+  mesh = training.make_mesh() if n > 1 and not (
+      config.num_games % n or config.batch_size % n) else None
+  deadline = None if run.hours is None else (
+      time.perf_counter() + 3600 * run.hours)
+
+  def stop_when(record):
+    if deadline is not None and time.perf_counter() > deadline:
+      return True
+    return run.stop_when_perfect and (
+        record.get("solver_policy_losses") == 0 and
+        record.get("solver_search_losses") == 0)
+
+  if progress is None:  # a bar on a terminal, plain lines in logs
+    progress = sys.stderr.isatty()
+  try:
+    _, history = training.train(
+        game, config, seed=run.seed, num_iterations=run.iterations,
+        output_dir=output, mesh=mesh, augment=augment,
+        evaluator=evaluator if run.eval_every else None,
+        evaluate_every=run.eval_every,
+        checkpoint_every=run.checkpoint_every, stop_when=stop_when,
+        log=log, progress=progress)
+  except KeyboardInterrupt:
+    log(f"interrupted: {output} keeps its last checkpoint; continue with "
+        f"`alphago-jax train --resume {output}`")
+    raise
+  return history
+
+
+def run_sl_policy(run: SLPolicyRun, output: str, *,
+                  progress: Optional[bool] = None, log: Log = _print,
+                  cache: Optional[str] = None) -> List[Dict[str, Any]]:
+  """Runs (or resumes) a supervised policy run in `output`."""
+  _use_cpu_devices(run.cpu_devices, log)
+  # pylint: disable=import-outside-toplevel
+  import jax
+
+  from alphago_jax import data as data_lib
+  from alphago_jax.training import supervised as sl
+  from alphago_jax.training.loop import make_mesh
+
+  if jax.process_index() == 0:
+    rundir.write_config(output, command="train", stage="sl-policy",
+                        config=run)
+  filters = data_lib.Filters(
+      size=run.size,
+      min_rank=None if run.min_rank.lower() == "none" else run.min_rank)
+  dataset = data_lib.DatasetConfig(filters=filters, seed=0, limit=run.limit)
+  prepared = data_lib.prepare(run.data, cache, dataset,
+                              workers=min(2, os.cpu_count() or 1), log=log)
+  train, test = prepared.split("train"), prepared.split("test")
+  log(f"cache {prepared.path}: {len(train)} train, {len(test)} test "
+      f"positions")
+  mesh = make_mesh() if jax.device_count() > 1 else None
+  if progress is None:
+    progress = sys.stderr.isatty()
+  try:
+    _, history = sl.train_supervised(
+        run.sl, train, seed=run.seed,
+        eval_positions=sl.eval_subset(test, run.eval_positions),
+        output_dir=output, mesh=mesh,
+        max_seconds=None if run.hours is None else 3600 * run.hours,
+        max_train_seconds=3600 * run.max_train_hours,
+        log_every=run.log_every, eval_every=run.eval_every,
+        checkpoint_seconds=60 * run.checkpoint_minutes, resume=True,
+        log=log, progress=progress)
+  except KeyboardInterrupt:
+    log(f"interrupted: {output} keeps its last checkpoint; continue with "
+        f"`alphago-jax train --resume {output}`")
+    raise
+  return history
+
+
+# --- the command line ---------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainAlphaZero:
+  """AlphaZero from random initialisation (defaults: the README's run).
+
+  Attributes:
+    output: the run directory (must not hold a run yet).
+    dry_run: print the resolved config.json and stop.
+    progress: a progress bar (default: when stderr is a terminal).
+  """
+  output: str
+  dry_run: bool = False
+  progress: Optional[bool] = None
+  run: Annotated[AlphaZeroRun, tyro.conf.arg(name="")]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainSLPolicy:
+  """AlphaGo's supervised policy network on expert games (the 6x64 CPU
+  preset by default).
+
+  Attributes:
+    output: the run directory.
+    cache: folder for the position cache (default: beside the data if
+      writable, else ~/.cache/alphago_jax).
+    dry_run: print the resolved config.json and stop.
+    progress: a progress bar (default: when stderr is a terminal).
+  """
+  output: str
+  cache: Optional[str] = None
+  dry_run: bool = False
+  progress: Optional[bool] = None
+  run: Annotated[SLPolicyRun, tyro.conf.arg(name="")]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Repeat:
+  """Repeat a run from its config.json, or continue it.
+
+  Attributes:
+    from_run: a run directory whose config.json is repeated exactly, in
+      --output.
+    resume: a run directory to continue from its last checkpoint.
+    output: the new run directory (with --from-run).
+    iterations: with --resume: a new iteration budget (recorded in
+      config.json).
+    hours: with --resume: a new wall-clock limit per call (recorded).
+    dry_run: print the resolved config.json and stop.
+    progress: a progress bar (default: when stderr is a terminal).
+  """
+  from_run: Optional[str] = None
+  resume: Optional[str] = None
+  output: Optional[str] = None
+  iterations: Optional[int] = None
+  hours: Optional[float] = None
+  dry_run: bool = False
+  progress: Optional[bool] = None
+
+
+EXAMPLES = """examples:
+  alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
+  alphago-jax train go9 --output runs/go9 --hours 3 --train.num-games 32
+  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
+  alphago-jax train --from-run runs/ttt --output runs/ttt-again
+  alphago-jax train --resume runs/go9 --hours 2"""
+
+
+def _defaults():
+  from alphago_jax.models.policy import PolicyNetConfig  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training.supervised import SupervisedConfig  # pylint: disable=import-outside-toplevel
+  sl = SLPolicyRun(data="<required>",
+                   sl=SupervisedConfig(model=PolicyNetConfig.cpu()))
+  return {
+      "tictactoe": TrainAlphaZero(output="runs/ttt",
+                                  run=alphazero_defaults("tictactoe")),
+      "go9": TrainAlphaZero(output="runs/go9", run=alphazero_defaults("go9")),
+      "sl-policy": TrainSLPolicy(output="runs/sl", run=sl),
+  }
+
+
+def _show(stage: str, run: Any) -> None:
+  print(json.dumps({"stage": stage, "config": rundir.to_json(run)},
+                   indent=1))
+
+
+def _repeat(args: Repeat) -> int:
+  if (args.from_run is None) == (args.resume is None):
+    raise rundir.RunConfigError("give exactly one of --from-run DIR and "
+                                "--resume DIR")
+  source = args.from_run or args.resume
+  stage, run, _ = rundir.read_config(source, STAGES)
+  if args.from_run is not None:
+    if args.output is None:
+      raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "
+                                  "repeat is written there)")
+    if args.iterations is not None or args.hours is not None:
+      raise rundir.RunConfigError("--from-run repeats the run exactly: "
+                                  "--iterations and --hours are for "
+                                  "--resume")
+    output = args.output
+    if os.path.abspath(output) == os.path.abspath(source):
+      raise rundir.RunConfigError("--output must differ from --from-run")
+    if not args.dry_run:
+      _check_fresh(output)
+  else:
+    if args.output is not None:
+      raise rundir.RunConfigError("--resume continues the run in its own "
+                                  "directory: no --output")
+    output = args.resume
+    changes = {k: v for k, v in (("iterations", args.iterations),
+                                 ("hours", args.hours)) if v is not None}
+    if "iterations" in changes and stage != "alphazero":
+      raise rundir.RunConfigError("--iterations: the sl-policy stage has a "
+                                  "sample budget (sl.total_samples)")
+    try:
+      run = dataclasses.replace(run, **changes)
+    except ValueError as e:
+      raise rundir.RunConfigError(f"--{str(e).split()[0]}: {e}") from None
+  if args.dry_run:
+    _show(stage, run)
+    return 0
+  if stage == "alphazero":
+    run_alphazero(run, output, progress=args.progress)
+  else:
+    run_sl_policy(run, output, progress=args.progress)
+  return 0
+
+
+def main(argv: List[str]) -> int:
+  """`alphago-jax train ARGS`; returns the exit status."""
+  prog = "alphago-jax train"
+  try:
+    if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
+           for a in argv):
+      args = tyro.cli(Repeat, args=argv, prog=prog,
+                      description=Repeat.__doc__.splitlines()[0] + "\n\n"
+                      + EXAMPLES)
+      return _repeat(args)
+    cmd = tyro.cli(tyro.extras.subcommand_type_from_defaults(_defaults()),
+                   args=argv, prog=prog,
+                   description="Train a network in a run directory.\n\n"
+                   + EXAMPLES)
+    if isinstance(cmd.run, SLPolicyRun) and cmd.run.data == "<required>":
+      raise rundir.RunConfigError("sl-policy needs --data (an .sgf file, "
+                                  "archive or folder)")
+    stage = "alphazero" if isinstance(cmd, TrainAlphaZero) else "sl-policy"
+    if cmd.dry_run:
+      _show(stage, cmd.run)
+      return 0
+    _check_fresh(cmd.output)
+    if stage == "alphazero":
+      history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress)
+    else:
+      history = run_sl_policy(cmd.run, cmd.output, progress=cmd.progress,
+                              cache=cmd.cache)
+  except rundir.RunConfigError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  except KeyboardInterrupt:
+    return 130
+  last = history[-1] if history else {}
+  print(f"RESULT iterations={last.get('iteration')} "
+        f"stop={last.get('stop')}", flush=True)
+  return 0
