@@ -1,0 +1,137 @@
+"""Games, networks and agents named on the command line.
+
+Agent specs (for `arena` and `selfplay`):
+
+    random            uniformly random legal moves
+    uct:N             UCT with random rollouts, N simulations a move
+    mc:N              pure Monte Carlo, N rollouts after each legal move
+    solver            perfect play (tic-tac-toe)
+    policy:DIR        a network's raw policy (argmax of its legal logits)
+    net:DIR[:N]       a network + its run's search for evaluation (no
+                      noise, greedy), N simulations (default: the run's)
+
+DIR is a run directory (its latest snapshot, else its latest checkpoint),
+e.g. `checkpoints/go9`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Tuple
+
+GAMES = ("tictactoe", "go9")
+
+
+class SpecError(ValueError):
+  """An agent spec or network directory that cannot be used."""
+
+
+def make_game(name: str):
+  from alphago_jax import games  # pylint: disable=import-outside-toplevel
+  if name == "tictactoe":
+    return games.make("tictactoe")
+  if name == "go9":
+    return games.make("go", size=9)
+  raise SpecError(f"game must be one of {GAMES}, got {name!r}")
+
+
+def run_train_config(run_dir: str, game_name: str):
+  """The TrainConfig of a run directory: its config.json (when it is a run
+  file of this game), else the game's preset (the committed checkpoints/go9
+  predates run files); the checkpoint's architecture check catches a
+  mismatch either way."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import rundir
+  from alphago_jax.cli.configs import STAGES, AlphaZeroRun
+  from alphago_jax.training import presets
+  try:
+    stage, run, _ = rundir.read_config(run_dir, STAGES)
+  except rundir.RunConfigError:
+    stage = run = None
+  if isinstance(run, AlphaZeroRun):
+    if run.game != game_name:
+      raise SpecError(f"{run_dir} is a {run.game} run, not {game_name}")
+    return run.train
+  del stage
+  return presets.tictactoe() if game_name == "tictactoe" else presets.go9()
+
+
+def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
+  """`(config, evaluate, variables, iteration)` of a run directory's
+  newest network (snapshot, else checkpoint)."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import training
+  from alphago_jax.models.resnet import make_evaluate_fn, make_network
+  from alphago_jax.training import snapshots
+  if not os.path.isdir(run_dir):
+    raise SpecError(f"{run_dir}: no such run directory")
+  game = make_game(game_name)
+  config = run_train_config(run_dir, game_name)
+  architecture = config.architecture(game)
+  snaps = snapshots.list_snapshots(os.path.join(run_dir, "snapshots"))
+  ckpts = os.path.join(run_dir, "checkpoints")
+  step = training.latest_step(ckpts)
+  try:
+    if snaps and (step is None or snaps[-1][0] >= step):
+      variables, iteration = snapshots.load(snaps[-1][1],
+                                            architecture=architecture)
+    elif step is not None:
+      template = training.init_train_state(game, config, 0)
+      state = training.restore_checkpoint(ckpts, template,
+                                          architecture=architecture)
+      variables, iteration = training.variables_of(state), int(
+          state.iteration)
+    else:
+      raise SpecError(f"{run_dir}: no snapshot or checkpoint")
+  except training.CheckpointMismatchError as e:
+    raise SpecError(f"{run_dir}: {e}") from None
+  evaluate = make_evaluate_fn(make_network(game, config.model))
+  return config, evaluate, variables, iteration
+
+
+def _count(spec: str, text: str) -> int:
+  try:
+    n = int(text)
+  except ValueError:
+    n = 0
+  if n < 1:
+    raise SpecError(f"agent {spec!r}: the count must be an integer >= 1, "
+                    f"got {text!r}")
+  return n
+
+
+def make_agent(spec: str, game_name: str):
+  """An `Agent` from its spec (see the module docstring)."""
+  # pylint: disable=import-outside-toplevel
+  import dataclasses
+  from alphago_jax import search
+  game = make_game(game_name)
+  kind, _, rest = spec.partition(":")
+  if kind == "random" and not rest:
+    return search.random_agent
+  if kind == "uct":
+    return search.uct_agent(game, search.UCTConfig(
+        num_simulations=_count(spec, rest)))
+  if kind == "mc":
+    return search.monte_carlo_agent(game, search.MonteCarloConfig(
+        rollouts_per_action=_count(spec, rest)))
+  if kind == "solver" and not rest:
+    if game_name != "tictactoe":
+      raise SpecError("the solver plays tic-tac-toe only")
+    return search.solver_agent(game)
+  if kind in ("policy", "net") and rest:
+    path, sims = rest, None
+    if kind == "net" and ":" in rest:
+      head, _, tail = rest.rpartition(":")
+      if tail.isdigit():
+        path, sims = head, _count(spec, tail)
+    config, evaluate, variables, _ = load_network(path, game_name)
+    if kind == "policy":
+      return search.policy_agent(game, evaluate, variables)
+    search_config = config.search
+    if sims is not None:
+      search_config = dataclasses.replace(search_config,
+                                          num_simulations=sims)
+    return search.network_agent(game, evaluate, variables, search_config)
+  raise SpecError(f"unknown agent {spec!r}: use random, uct:N, mc:N, "
+                  f"solver, policy:DIR or net:DIR[:N]")

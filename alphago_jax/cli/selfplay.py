@@ -1,0 +1,146 @@
+"""`alphago-jax selfplay`: games of an agent against itself, written out.
+
+    alphago-jax selfplay --agent net:checkpoints/go9 --game go9 --games 8 \
+        --output games/go9
+    alphago-jax selfplay --agent uct:100 --game tictactoe --output games/ttt
+
+All games are played as one batch, a compiled move at a time, with a
+progress bar (moves/s). Go games go to OUTPUT/game_NNNN.sgf (with the
+Tromp-Taylor result); every game also goes to OUTPUT/games.jsonl (moves as
+GTP vertices or tic-tac-toe cells, the winner, the length). Files are
+written to temporary names and renamed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from typing import List, Literal
+
+import numpy as np
+import tyro
+
+from alphago_jax.cli.agents import SpecError, make_agent, make_game
+
+EXAMPLES = """examples:
+  alphago-jax selfplay --agent net:checkpoints/go9 --game go9 --games 8 --output games/go9
+  alphago-jax selfplay --agent uct:100 --game tictactoe --output games/ttt"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SelfPlayArgs:
+  """Games of an agent against itself, written as SGF / JSON lines.
+
+  Attributes:
+    agent: the agent of both sides (random, uct:N, mc:N, solver,
+      policy:DIR, net:DIR[:N]).
+    game: "tictactoe" or "go9".
+    games: games, played as one batch.
+    output: the folder the games are written to.
+    seed: the games' key.
+    progress: a progress bar (default: when stderr is a terminal).
+  """
+  agent: str
+  game: Literal["tictactoe", "go9"] = "tictactoe"
+  games: int = 8
+  output: str = "games"
+  seed: int = 0
+  progress: bool | None = None
+
+
+def _write(path: str, data: bytes) -> None:
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "wb") as f:
+    f.write(data)
+  os.replace(tmp, path)
+
+
+def play(game, agent, key, num_games: int, *, progress: bool = False):
+  """`(actions [B, T] with -1 after the end, final states)`."""
+  # pylint: disable=import-outside-toplevel
+  import jax
+  import jax.numpy as jnp
+
+  @jax.jit
+  def move(states, key):
+    actions = agent(states, key)
+    stepped = jax.vmap(game.step)(states, actions)
+    going = ~states.terminated
+    states = jax.tree.map(
+        lambda new, old: jnp.where(
+            going.reshape(going.shape + (1,) * (new.ndim - 1)), new, old),
+        stepped, states)
+    return states, jnp.where(going, actions, -1)
+
+  init_key, key = jax.random.split(key)
+  states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+  history = []
+  bar = None
+  if progress:
+    import tqdm
+    bar = tqdm.tqdm(unit="move", desc="self-play", dynamic_ncols=True)
+  start = time.perf_counter()
+  while not bool(jnp.all(states.terminated)):
+    key, sub = jax.random.split(key)
+    states, actions = move(states, sub)
+    history.append(np.asarray(actions))
+    if bar is not None:
+      bar.update(1)
+      bar.set_postfix(positions_s=f"{num_games * len(history) / (time.perf_counter() - start):.0f}")
+  if bar is not None:
+    bar.close()
+  actions = (np.stack(history, axis=1) if history
+             else np.zeros((num_games, 0), np.int32))
+  return actions, jax.device_get(states)
+
+
+def main(argv: List[str]) -> int:
+  args = tyro.cli(SelfPlayArgs, args=argv, prog="alphago-jax selfplay",
+                  description=SelfPlayArgs.__doc__.splitlines()[0] + "\n\n"
+                  + EXAMPLES)
+  # pylint: disable=import-outside-toplevel
+  import jax
+  if args.games < 1:
+    print("error: --games must be >= 1", file=sys.stderr)
+    return 2
+  try:
+    game = make_game(args.game)
+    agent = make_agent(args.agent, args.game)
+  except SpecError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  progress = sys.stderr.isatty() if args.progress is None else args.progress
+  start = time.perf_counter()
+  actions, final = play(game, agent, jax.random.key(args.seed), args.games,
+                        progress=progress)
+  seconds = time.perf_counter() - start
+  os.makedirs(args.output, exist_ok=True)
+  lines = []
+  for i in range(args.games):
+    moves = [int(a) for a in actions[i] if a >= 0]
+    rewards = np.asarray(final.rewards[i])
+    winner = None if rewards[0] == rewards[1] else int(np.argmax(rewards))
+    entry = {"game": i, "agent": args.agent, "seed": args.seed,
+             "length": len(moves), "winner": winner}
+    if args.game == "go9":
+      from alphago_jax.games import sgf
+      score = float(final.score[i])
+      entry["moves"] = [game.action_to_vertex(a) for a in moves]
+      entry["score"] = score
+      record = sgf.record_from_actions(
+          game, moves, result=sgf.result_string(score),
+          black_name=args.agent, white_name=args.agent)
+      _write(os.path.join(args.output, f"game_{i:04d}.sgf"),
+             sgf.to_sgf(record))
+    else:
+      entry["moves"] = moves
+    lines.append(json.dumps(entry))
+  _write(os.path.join(args.output, "games.jsonl"),
+         ("\n".join(lines) + "\n").encode())
+  total = int((actions >= 0).sum())
+  print(f"{args.games} games, {total} moves in {seconds:.1f} s "
+        f"({total / seconds:.1f} moves/s) -> {args.output}")
+  return 0
