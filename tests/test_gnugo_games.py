@@ -52,6 +52,7 @@ def _all_chunks(folder):
 def test_record_replays_to_gnugos_board_and_scores_tromp_taylor(tmp_path):
   r = gg.play_game(CFG, 7)
   assert r.dropped is None, r.message
+  assert 0 < r.gnugo_cpu_seconds < r.seconds * 4  # GNU Go's, not ours
   record = sgf.parse_sgf(r.sgf)
   assert (record.size, record.komi, record.rules) == (9, 7.5, "Chinese")
   assert record.black_name.startswith("GNU Go ") and record.black_name.endswith(
@@ -169,7 +170,7 @@ def test_failed_archive_write_leaves_no_archive_and_resume_reuses_games(
 def test_kill_9_then_resume_no_partial_archive_no_repeated_seed(tmp_path):
   folder = str(tmp_path / "games")
   cmd = [sys.executable, "experiments/alphago/gnugo_games.py", "--output",
-         folder, "--games", "6", "--chunk-size", "2", "--levels", "1",
+         folder, "--games", "4", "--chunk-size", "2", "--levels", "1",
          "--opening-moves", "2"]
   proc = subprocess.Popen(cmd, cwd=ROOT, env=cpu_env(),
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -189,22 +190,25 @@ def test_kill_9_then_resume_no_partial_archive_no_repeated_seed(tmp_path):
   staged = {int(n[5:-5]) for n in os.listdir(staging) if n.endswith(".json")}
   assert staged and staged <= set(CFG.seeds(1))
 
-  built = gg.generate(folder, CFG, games=6)
-  assert [s["chunk"] for s in built] == [1, 2]
+  built = gg.generate(folder, CFG, games=4)
+  assert [s["chunk"] for s in built] == [1]
   chunks = _all_chunks(folder)
-  assert [len(c.records) for c in chunks] == [2, 2, 2]
+  assert [len(c.records) for c in chunks] == [2, 2]
   seeds = [s for c in chunks for s in c.records]
-  assert len(set(seeds)) == 6
+  assert len(set(seeds)) == 4
   for i, c in enumerate(chunks):
     assert set(c.records) <= set(CFG.seeds(i))
   assert staged <= set(chunks[1].records)  # games played before the kill
   keys = {records.game_key(sgf.parse_sgf(d)) for c in chunks
           for d in c.records.values()}
-  assert len(keys) == 6
+  assert len(keys) == 4
   assert not os.path.exists(staging)
+  totals = gg.folder_summary(folder)
+  assert (totals["chunks"], totals["games"]) == (2, 4)
+  assert totals["attempts"] == 4 + sum(totals["dropped"].values())
   # Nothing more to do, and a truncated archive is caught when read.
-  assert gg.generate(folder, CFG, games=6) == []
-  data = open(gg.chunk_path(folder, 2), "rb").read()
+  assert gg.generate(folder, CFG, games=4) == []
+  data = open(gg.chunk_path(folder, 1), "rb").read()
   bad = tmp_path / "games-00009.tar.gz"
   bad.write_bytes(data[: len(data) // 2])
   with pytest.raises(gg.GenerationError, match="unreadable"):

@@ -48,6 +48,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import shutil
 import tarfile
 import time
@@ -173,6 +174,8 @@ class GameResult:
       `final_score` and by our engine, None when unknown.
     moves: moves played (passes included).
     seconds: wall time of the game.
+    gnugo_cpu_seconds: CPU time GNU Go used (a measure of cost that a
+      loaded machine does not inflate).
     message: detail of a drop.
   """
   seed: int
@@ -183,6 +186,7 @@ class GameResult:
   tromp_taylor: Optional[float] = None
   moves: int = 0
   seconds: float = 0.0
+  gnugo_cpu_seconds: float = 0.0
   message: str = ""
 
   @property
@@ -230,6 +234,11 @@ def start_gnugo(config: GenerationConfig, seed: int) -> object:
   return engine
 
 
+def _children_cpu() -> float:
+  usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return usage.ru_utime + usage.ru_stime
+
+
 def _stones(game: Go, engine) -> np.ndarray:
   out = np.zeros(game.num_points, np.int8)
   for colour, sign in (("black", 1), ("white", -1)):
@@ -263,6 +272,7 @@ def play_game(config: GenerationConfig, seed: int, *,
   game = Go(size=config.size, komi=config.komi, superko=False)
   result = GameResult(seed=seed, level=level)
   start = time.perf_counter()
+  cpu_start = _children_cpu()
   rng = np.random.default_rng(seed)
   actions: List[int] = []
   engine = None
@@ -304,7 +314,8 @@ def play_game(config: GenerationConfig, seed: int, *,
     result.moves = len(actions)
     result.seconds = time.perf_counter() - start
     if engine is not None:
-      engine.close()
+      engine.close()  # waits for the process, so its CPU time is counted
+    result.gnugo_cpu_seconds = _children_cpu() - cpu_start
 
   name = f"GNU Go {version} level {level}"
   record = sgf.record_from_actions(
@@ -462,6 +473,8 @@ def _summarise(chunk: int, config: GenerationConfig,
           for r in kept if not r.scores_agree],
       "moves": sum(r.moves for r in kept),
       "game_seconds": round(sum(r.seconds for r in results), 3),
+      "gnugo_cpu_seconds": round(sum(r.gnugo_cpu_seconds for r in results),
+                                 3),
       "levels": sorted({r.level for r in kept}),
   }
 
@@ -625,10 +638,11 @@ def generate(folder: str, config: GenerationConfig, *,
 
 def folder_summary(folder: str) -> dict:
   """Totals over the chunk archives of `folder`: games, attempts, dropped
-  by reason, score disagreements, moves, seconds of play (one core per
-  game), games per hour of one core."""
+  by reason, score disagreements, moves, wall seconds of play (summed over
+  workers) and GNU Go's CPU seconds, and games per hour of each."""
   totals = {"chunks": 0, "games": 0, "attempts": 0, "dropped": {},
-            "score_disagreements": 0, "moves": 0, "game_seconds": 0.0}
+            "score_disagreements": 0, "moves": 0, "game_seconds": 0.0,
+            "gnugo_cpu_seconds": 0.0}
   for c in finished_chunks(folder):
     s = read_chunk(chunk_path(folder, c)).summary
     totals["chunks"] += 1
@@ -639,7 +653,9 @@ def folder_summary(folder: str) -> dict:
     totals["score_disagreements"] += len(s["score_disagreements"])
     totals["moves"] += s["moves"]
     totals["game_seconds"] += s["game_seconds"]
-  hours = totals["game_seconds"] / 3600
-  totals["games_per_core_hour"] = (round(totals["games"] / hours, 1)
-                                   if hours else None)
+    totals["gnugo_cpu_seconds"] += s["gnugo_cpu_seconds"]
+  for key, seconds in (("games_per_worker_hour", "game_seconds"),
+                       ("games_per_gnugo_cpu_hour", "gnugo_cpu_seconds")):
+    hours = totals[seconds] / 3600
+    totals[key] = round(totals["games"] / hours, 1) if hours else None
   return totals
