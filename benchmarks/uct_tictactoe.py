@@ -59,6 +59,7 @@ def main():
     setups += [(len(devices), search.shard_games(agent), b)
                 for b in args.batches if b % len(devices) == 0]
   rows, all_py = [], []
+  cores = os.cpu_count() or 1
   for num_devices, run, b in setups:
     states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), b))
     run(states, jax.random.key(0)).block_until_ready()  # Compile, warm up.
@@ -71,18 +72,24 @@ def main():
     rate = b * n / statistics.median(times)
     py_rate = n / statistics.median(py_times)
     all_py += py_times
-    rows.append((num_devices, b, rate, rate / py_rate))
+    step_ms = 1e3 * statistics.median(times) / n
+    core_us = 1e6 * cores * statistics.median(times) / (b * n)
+    rows.append((num_devices, b, rate, rate / py_rate, step_ms, core_us))
 
   print(f"UCT on tic-tac-toe, {n} simulations per move, empty board\n")
-  print("| implementation | devices | batch | sims/s | speedup vs Python |")
-  print("|---|---|---|---|---|")
-  print(f"| pure Python | - | 1 | {n / statistics.median(all_py):,.0f} "
-        "| 1.0x |")
-  for num_devices, b, rate, speedup in rows:
+  # ms per batched simulation: one simulation step of the whole batch;
+  # core-µs per simulation: all cores' time over the simulations it ran.
+  print("| implementation | devices | batch | sims/s | speedup vs Python "
+        "| ms per batched sim | core-µs per sim |")
+  print("|---|---|---|---|---|---|---|")
+  py_s = statistics.median(all_py)
+  print(f"| pure Python | - | 1 | {n / py_s:,.0f} | 1.0x | "
+        f"{1e3 * py_s / n:.3f} | {1e6 * py_s / n:.1f} |")
+  for num_devices, b, rate, speedup, step_ms, core_us in rows:
     print(f"| JAX + mctx | {num_devices} | {b} | {rate:,.0f} | "
-          f"{speedup:.1f}x |")
+          f"{speedup:.1f}x | {step_ms:.3f} | {core_us:.2f} |")
   biggest = max(args.batches)
-  at = {d: s for d, b, _, s in rows if b == biggest}
+  at = {r[0]: r[3] for r in rows if r[1] == biggest}
   print(f"RESULT speedup_vs_python={at[max(at)]:.2f} "
         f"speedup_vs_python_one_device={at[1]:.2f}")
 

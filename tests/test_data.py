@@ -147,9 +147,12 @@ def _jitted(size):
   def rebuild_and_planes(batch, every):
     states = jax.vmap(functools.partial(features.rebuild_state, game))(batch)
     some = jax.tree.map(lambda x: x[::every], states)
-    return states, jax.vmap(lambda s: features.alphago_planes(game, s))(some)
+    return states, jax.vmap(lambda s: go_features.alphago_features(game, s))(
+        some)
+  # The reference plays every move with the engine for the per-move planes.
   return (jax.jit(rebuild_and_planes, static_argnums=1),
-          jax.jit(jax.vmap(lambda s: go_features.alphago_features(game, s))))
+          jax.jit(jax.vmap(lambda s: go_features.alphago_features(
+              game, s, reference=True))))
 
 
 def _check_against_engine(games, planes_every=1):

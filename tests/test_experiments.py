@@ -1,10 +1,13 @@
 """The experiments behind the README's tables, small enough for the suite."""
 
 import importlib.util
+import json
 import os
 import statistics
 
 import pytest
+
+import helpers
 
 EXPERIMENTS = os.path.join(os.path.dirname(__file__), os.pardir,
                            "experiments")
@@ -39,3 +42,50 @@ def test_uct_vs_random_agrees_with_the_published_table(mcts_vs_random):
   for n in (10, 100, 1000):
     assert not m.consistent(n, rows[0], z), (n, rows[0])
     assert not m.consistent(0, rows[n], z), (n, rows[n])
+
+
+def _result(stdout):
+  last = stdout.strip().splitlines()[-1]
+  assert last.startswith("RESULT "), stdout[-2000:]
+  return dict(item.split("=", 1) for item in last.split()[1:])
+
+
+def _metrics(run):
+  with open(os.path.join(run, "metrics.jsonl"), encoding="utf-8") as f:
+    return [json.loads(line) for line in f]
+
+
+def test_train_tictactoe_command_trains_evaluates_and_resumes(tmp_path):
+  run = str(tmp_path / "ttt")
+  args = ["experiments/train_tictactoe.py", "--output", run,
+          "--eval-every", "2", "--eval-games", "2", "--checkpoint-every", "1"]
+  out = helpers.run_python([*args, "--iterations", "1"], devices=1)
+  assert _result(out.stdout)["iterations"] == "1"
+  # The same OUTPUT resumes where it stopped instead of starting over; the
+  # last iteration of a call is always judged against the solver.
+  out = helpers.run_python([*args, "--iterations", "2"], devices=1)
+  assert _result(out.stdout)["iterations"] == "2"
+  metrics = _metrics(run)
+  assert [m["iteration"] for m in metrics] == [1, 2]
+  for m in metrics:  # 2 games a colour: at most 4 losses each way
+    assert 0 <= m["solver_policy_losses"] <= 4, m
+    assert 0 <= m["solver_search_losses"] <= 4, m
+
+
+def test_train_go9_start_from_copies_the_committed_run(tmp_path):
+  # Continuing the committed run to the iteration it already reached copies
+  # its checkpoints, restores them and trains no further.
+  run = str(tmp_path / "go9")
+  out = helpers.run_python(
+      ["experiments/train_go9.py", "--output", run, "--start-from",
+       os.path.join("checkpoints", "go9"), "--iterations", "48",
+       "--cpu-devices", "1"], devices=1)
+  assert _result(out.stdout)["devices"] == "1"
+  from alphago_jax import training
+  ckpts = os.path.join(run, "checkpoints")
+  assert training.latest_step(ckpts) == 48
+  with open(os.path.join(run, "config.json"), encoding="utf-8") as f:
+    config = json.load(f)
+  with open(os.path.join(EXPERIMENTS, os.pardir, "checkpoints", "go9",
+                         "config.json"), encoding="utf-8") as f:
+    assert config == json.load(f)

@@ -535,6 +535,22 @@ def test_matches_flood_fill_reference(seed, plies):
     np.testing.assert_array_equal(after[a], _step(GAME)(s, int(a)).board)
 
 
+@pytest.mark.parametrize("size,seed,plies", [(9, 11, 40), (9, 12, 75),
+                                             (19, 13, 150), (19, 14, 260)])
+def test_bitset_move_outcomes_equal_playing_every_move(size, seed, plies):
+  # The per-move planes come from chain bit sets; the engine's own `step`
+  # played at every point is the reference.
+  game = GAME if size == 9 else go.Go(size=size)
+  s = random_state(game, seed, plies)
+  legal = np.asarray(s.legal_action_mask[:-1])
+  fast = jax.jit(go_features.move_outcomes, static_argnums=0)(game, s)
+  slow = jax.jit(go_features.move_outcomes_by_play, static_argnums=0)(game, s)
+  for f, r, what in zip(fast, slow, ("captured", "chain", "liberties")):
+    np.testing.assert_array_equal(np.asarray(f)[legal], np.asarray(r)[legal],
+                                  err_msg=what)
+  assert np.asarray(fast[0])[legal].any() or plies < 100
+
+
 @jax.jit
 def _play_all(board, player):
   me = jnp.where(player == go.BLACK, 1, -1)

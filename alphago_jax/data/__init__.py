@@ -16,8 +16,8 @@ example.
 
 from alphago_jax.data.batches import (batches, epoch_order,
                                       sequential_batches)
-from alphago_jax.data.features import (alphago_planes, feature_batch,
-                                       make_feature_fn, rebuild_state)
+from alphago_jax.data.features import (feature_batch, make_feature_fn,
+                                       rebuild_state)
 from alphago_jax.data.positions import (CacheError, DatasetConfig,
                                         PositionCache, Positions, build_cache,
                                         default_cache_root, open_cache,
@@ -31,7 +31,7 @@ from alphago_jax.data.records import (SPLITS, DataError, DataReport, Filters,
 
 __all__ = [
     "CacheError", "DataError", "DataReport", "DatasetConfig", "Filters",
-    "LoadReport", "PositionCache", "Positions", "SPLITS", "alphago_planes",
+    "LoadReport", "PositionCache", "Positions", "SPLITS",
     "batches", "build_cache", "dedupe_records", "default_cache_root",
     "epoch_order", "feature_batch", "filter_reason", "game_key",
     "iter_records", "iter_sgf_files", "load_records", "make_feature_fn",

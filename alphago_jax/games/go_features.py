@@ -24,7 +24,8 @@ one `GoState`, from the point of view of the player to move, in the order of
 `ALPHAGO_POLICY_FEATURES` is the policy network's 48 planes in this order,
 `ALPHAGO_VALUE_FEATURES` adds the value network's 49th. The defaults,
 `DEFAULT_POLICY_FEATURES` (46 planes) and `DEFAULT_VALUE_FEATURES` (47),
-leave out the two ladder planes, which cost ~10x the other 46 together.
+leave out the two ladder planes, which cost far more than the other 46
+together (see Cost).
 
 Definitions:
 
@@ -62,21 +63,18 @@ Definitions:
   Escapes by capturing a chain that is not adjacent to the move are not
   marked (as in RocAlphaGo).
 
-Cost (measured on 19x19, a batch of 16 positions after 120 random moves, jit
-+ vmap, on 2 CPU cores shared with other jobs): the 46 default planes take
-~60 ms of CPU time per batch (60-300 ms wall); one batched `step` takes ~4
-ms, and the per-move planes play all N² moves, but jit prunes what `step`
-computes beyond the board. Without the per-move planes (stone colour, turns,
-liberties, sensibleness) ~1 ms. The 2 ladder planes add ~0.7 s of CPU time
-(1.2-2.6 s wall): one loop reads every candidate ladder, one move per
-iteration, and under vmap the batch waits for its slowest position (here up
-to ~300 iterations). Compiling takes ~5-15 s, ~25-45 s with ladders.
+Cost (`benchmarks/go_features.py`): the per-move planes come from chain bit
+sets (`move_outcomes`), a few ORs and popcounts per point, instead of
+playing all N² moves (`move_outcomes_by_play`, `reference=True`, ~30x
+slower on 19x19). The 2 ladder planes cost hundreds of times the other 46:
+one loop reads every candidate ladder, one move per iteration, and under
+vmap the batch waits for its slowest position.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
 
 import chex
 import jax
@@ -103,7 +101,7 @@ FEATURES: Dict[str, int] = {
 # AlphaGo's policy network input, all 48 planes, and the value network's 49.
 ALPHAGO_POLICY_FEATURES = tuple(FEATURES)[:-1]
 ALPHAGO_VALUE_FEATURES = tuple(FEATURES)
-# The same without the two ladder planes, ~10x cheaper (see Cost).
+# The same without the two ladder planes, far cheaper (see Cost).
 DEFAULT_POLICY_FEATURES = tuple(
     n for n in ALPHAGO_POLICY_FEATURES if not n.startswith("ladder"))
 DEFAULT_VALUE_FEATURES = DEFAULT_POLICY_FEATURES + ("player_colour",)
@@ -169,9 +167,93 @@ def chain_liberties(board: chex.Array, size: int) -> chex.Array:
   return jnp.where(board != 0, libs[chain], 0)
 
 
-def _move_outcomes(game: go_lib.Go, state: go_lib.GoState):
+# -- Per-move planes ----------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _bit_tables(size: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """`word[q]`, `mask[q]` (point q's bit in a `[W]` uint32 set) and
+  `nbr_bits` `[N², W]` (the set of q's neighbours)."""
+  n2 = size * size
+  words = (n2 + 31) // 32
+  q = np.arange(n2)
+  word, mask = q // 32, (np.uint32(1) << (q % 32).astype(np.uint32))
+  nbr = go_lib._tables(size)[0]
+  nbr_bits = np.zeros((n2, words), np.uint32)
+  for p in range(n2):
+    for r in nbr[p]:
+      if r < n2:
+        nbr_bits[p, r // 32] |= np.uint32(1) << np.uint32(r % 32)
+  return word.astype(np.int32), mask.astype(np.uint32), nbr_bits
+
+
+def _popcount(bits: chex.Array) -> chex.Array:
+  return jnp.sum(jax.lax.population_count(bits).astype(jnp.int32), axis=-1)
+
+
+def move_outcomes(game: go_lib.Go, state: go_lib.GoState
+                  ) -> Tuple[chex.Array, chex.Array, chex.Array]:
   """For each point: stones captured, size and liberties of the mover's
-  chain after playing there (int32 `[N²]` each; garbage at illegal points)."""
+  chain after a move there (int32 `[N²]` each; meaningless at illegal
+  points); equal to `move_outcomes_by_play` (tests check it), without
+  playing N² moves.
+
+  A move at p captures the opponent chains next to p in atari; its chain is
+  p and the own chains next to p; its liberties are the points next to
+  that chain that are empty or captured, p excepted. With each chain's
+  stones and neighbouring points as bit sets, each is a few ORs and a
+  popcount, whichever chains touch p (an OR counts a chain once).
+  """
+  size, n2 = game.size, game.num_points
+  word, mask, nbr_bits = (jnp.asarray(t) for t in _bit_tables(size))
+  words = nbr_bits.shape[1]
+  nbr = jnp.asarray(go_lib._tables(size)[0])
+  board = state.board
+  sign = jnp.where(state.current_player == go_lib.BLACK, 1, -1)
+  mine = board * sign > 0
+  chain = jnp.where(board != 0, jnp.abs(board).astype(jnp.int32) - 1, n2)
+  libs = chain_liberties(board, size)
+  # members[c]: the stones of chain c; row n2 (no chain) stays empty.
+  members = jnp.zeros((n2 + 1, words), jnp.uint32).at[chain, word].add(mask)
+  members = members.at[n2].set(0)
+  # around[c]: the points next to chain c. Point q adds its bit once per
+  # distinct neighbouring chain, so the add never carries into another bit.
+  chain_pad = jnp.concatenate([chain, jnp.full(1, n2)])
+  nb_chain = chain_pad[nbr]                               # [N², 4]
+  first = [nb_chain[:, 0]]
+  for d in range(1, 4):
+    repeat = functools.reduce(jnp.logical_or,
+                              [nb_chain[:, e] == nb_chain[:, d]
+                               for e in range(d)])
+    first.append(jnp.where(repeat, n2, nb_chain[:, d]))
+  rows = jnp.stack(first, axis=1)                         # [N², 4]
+  around = jnp.zeros((n2 + 1, words), jnp.uint32).at[
+      rows, jnp.broadcast_to(word[:, None], rows.shape)].add(
+          jnp.broadcast_to(mask[:, None], rows.shape))
+  around = around.at[n2].set(0)
+
+  mine_pad = jnp.concatenate([mine, jnp.zeros(1, jnp.bool_)])
+  theirs_pad = jnp.concatenate([(board * sign < 0) & (libs == 1),
+                                jnp.zeros(1, jnp.bool_)])
+  own = jnp.where(mine_pad[nbr], nb_chain, n2)            # [N², 4]
+  taken = jnp.where(theirs_pad[nbr], nb_chain, n2)
+  def union(table, idx):
+    return functools.reduce(jnp.bitwise_or, [table[idx[:, d]]
+                                             for d in range(4)])
+  captured = union(members, taken)                        # [N², W]
+  p_bit = jnp.zeros((n2, words), jnp.uint32).at[
+      jnp.arange(n2), word].set(mask)
+  chain_after = union(members, own) | p_bit
+  empty = jnp.zeros(words, jnp.uint32).at[word].add(
+      jnp.where(board == 0, mask, 0))
+  next_to = union(around, own) | nbr_bits
+  liberties = next_to & (empty[None] | captured) & ~p_bit
+  return _popcount(captured), _popcount(chain_after), _popcount(liberties)
+
+
+def move_outcomes_by_play(game: go_lib.Go, state: go_lib.GoState):
+  """`move_outcomes` by playing every move with the engine's own `step`: the
+  reference, right by construction (int32 `[N²]` each; garbage at illegal
+  points)."""
   n2 = game.num_points
   nbr = jnp.asarray(go_lib._tables(game.size)[0])
   sign = jnp.where(state.current_player == go_lib.BLACK, 1, -1)
@@ -206,7 +288,8 @@ def own_eyes(game: go_lib.Go, state: go_lib.GoState) -> chex.Array:
 
 def alphago_features(game: go_lib.Go, state: go_lib.GoState,
                      names: Sequence[str] = DEFAULT_POLICY_FEATURES, *,
-                     ladder_node_budget: int | None = None) -> chex.Array:
+                     ladder_node_budget: int | None = None,
+                     reference: bool = False) -> chex.Array:
   """AlphaGo planes of one position, for the player to move.
 
   Args:
@@ -217,6 +300,8 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
       and counts as captured (default `32N`). A reading that finishes
       within it gives the same answer in every orientation; one cut short
       depends on the order options are tried in (point order).
+    reference: compute the per-move planes with `move_outcomes_by_play`
+      (plays every move with `Go.step`) instead of `move_outcomes`.
 
   Returns:
     float32 `[N, N, C]` with `C = num_planes(names)`.
@@ -237,7 +322,8 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
   legal = state.legal_action_mask[:n2]
 
   if any(n in _PER_MOVE for n in names):
-    captured, chain_size, libs_after = _move_outcomes(game, state)
+    outcomes = move_outcomes_by_play if reference else move_outcomes
+    captured, chain_size, libs_after = outcomes(game, state)
   if any(n.startswith("ladder") for n in names):
     ladder_capture, ladder_escape = ladder_moves(
         game, state, node_budget=ladder_node_budget)
