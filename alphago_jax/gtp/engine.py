@@ -1,0 +1,718 @@
+"""Our players as a GTP (version 2) engine on stdin/stdout.
+
+    python -m alphago_jax.gtp --preset az-9x9 --simulations 256
+
+Three layers, each testable alone:
+
+* `GTPEngine`: the protocol. It parses a command line (ids, comments,
+  control characters as GTP 2 says), dispatches it, and formats the answer
+  (`=id text` or `?id message`, then an empty line). It owns the position (a
+  stack of our `Go` states under positional superko, for `undo`) and the
+  clock, and asks a *player* only "your move here, within this many
+  seconds". Nothing a controller sends makes it raise: bad input is a `?`
+  answer, and an unexpected error inside a command is `? internal error`
+  with the traceback on stderr.
+* a player (`Player` below; `gtp.players` has the network-backed ones,
+  `gtp.presets` names them).
+* `serve` / `main`: the stdin/stdout loop and the command line.
+
+Commands: protocol_version, name, version, known_command, list_commands,
+boardsize, clear_board, komi, play, genmove, undo, showboard, final_score
+(Tromp-Taylor on the current board, as `B+3.5`), time_settings, time_left,
+quit, and Leela Zero's `lz-analyze` / `lz-genmove_analyze` for Sabaki and
+Lizzie (`info move D4 visits 12 winrate 5432 prior 1234 order 0 pv D4 C3`;
+winrate and prior in 1/10000, winrate the mover's).
+
+Rules as our engine's (`games.go`): Tromp-Taylor with positional superko,
+suicide illegal. A move for the side *not* to move (GTP allows it, e.g. for
+handicap stones) is preceded by a pass of the side to move: the position is
+the same, only the move count differs. After two passes the game is over:
+`play` answers `? illegal move` and `genmove` passes. The move cap is
+`--max-moves` (4·N² by default), far beyond real games.
+
+Time: `time_settings main byo_time byo_stones` (Canadian byo-yomi; byo_time
+> 0 with 0 stones means no limit, GTP's convention) and `time_left colour
+seconds stones`. Without them the player thinks with its full budget. With
+them each move gets a share of the time left (main time over the moves
+likely left, plus the byo-yomi period over its stones), less a reserve, and
+the player picks the search size it predicts fits; the engine keeps its own
+clock between `time_left` updates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import queue
+import sys
+import threading
+import time
+import traceback
+from typing import (Callable, Dict, Iterator, List, Optional, Protocol,
+                    Sequence, TextIO, Tuple)
+
+import jax
+import numpy as np
+
+from alphago_jax.games.go import BLACK, WHITE, Go, GoState
+from alphago_jax.games.sgf import result_string
+from alphago_jax.gtp import vertex as vertex_codec
+from alphago_jax.gtp.players import Decision
+
+ENGINE_NAME = "alphago-jax"
+PROTOCOL_VERSION = "2"
+MOVE_CAP_FACTOR = 4  # Default move cap: 4·N², beyond any real game.
+# Time management: share of the allotted time a move may use, and a fixed
+# reserve for the pipe, the engine's own work and a loaded machine.
+TIME_SAFETY = 0.8
+TIME_RESERVE_S = 0.1
+MIN_MOVES_LEFT = 8
+DEFAULT_ANALYSIS_INTERVAL_CS = 100
+
+_COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+
+
+class Player(Protocol):
+  """What the engine needs from a player (see `gtp.players`).
+
+  Attributes:
+    name: shown by `version`.
+    game: the Go game the player's network plays (board size, history
+      planes); the engine plays `game` with its own komi and move cap.
+  """
+  name: str
+  game: Go
+
+  def prepare(self, game: Go, *, timed: bool = False) -> None:
+    """Compiles for `game` (called outside timed moves)."""
+
+  def genmove(self, game: Go, state: GoState, key, *,
+              seconds: Optional[float] = None) -> Decision:
+    """The move for the side to move, within `seconds` (None: no limit)."""
+
+  def analyses(self, game: Go, state: GoState, key) -> Iterator[Decision]:
+    """Ever deeper analyses of `state` (finite)."""
+
+
+class GTPFailure(Exception):
+  """A command failed; the message is the GTP error text."""
+
+
+def _colour(token: str) -> int:
+  c = _COLOURS.get(token.lower())
+  if c is None:
+    raise GTPFailure(f"syntax error (invalid color {token!r})")
+  return c
+
+
+def _number(token: str, what: str, *, integer: bool = False,
+            minimum: Optional[float] = None) -> float:
+  try:
+    value = int(token) if integer else float(token)
+  except ValueError:
+    raise GTPFailure(f"syntax error ({what} {token!r} is not a"
+                     f"{'n integer' if integer else ' number'})") from None
+  if not math.isfinite(value) or (minimum is not None and value < minimum):
+    raise GTPFailure(f"syntax error ({what} {token!r} out of range)")
+  return value
+
+
+def _args(args: Sequence[str], count: int) -> None:
+  if len(args) != count:
+    raise GTPFailure(f"syntax error (expected {count} argument"
+                     f"{'s' if count != 1 else ''}, got {len(args)})")
+
+
+def preprocess(line: str) -> str:
+  """GTP 2 §2.1: control characters other than tab and newline removed,
+  `#` comments cut, tabs as spaces; returns the stripped command text
+  (empty for a line to ignore)."""
+  line = "".join(ch for ch in line if ch in "\t\n" or (
+      ord(ch) >= 32 and ord(ch) != 127))
+  line = line.split("#", 1)[0].replace("\t", " ")
+  return line.strip()
+
+
+# -- The clock ----------------------------------------------------------------
+
+@dataclasses.dataclass
+class Clock:
+  """Canadian byo-yomi as GTP describes it; `limited` is False until
+  `time_settings` sets a limit.
+
+  `left[c]` is colour c's seconds left in its current period and
+  `stones[c]` the stones to play in it (0: main time).
+  """
+  main: float = 0.0
+  byo_time: float = 0.0
+  byo_stones: int = 0
+  limited: bool = False
+  left: List[float] = dataclasses.field(default_factory=lambda: [0.0, 0.0])
+  stones: List[int] = dataclasses.field(default_factory=lambda: [0, 0])
+
+  def settings(self, main: float, byo_time: float, byo_stones: int) -> None:
+    self.main, self.byo_time, self.byo_stones = main, byo_time, byo_stones
+    # GTP: byo-yomi time with no stones means no time limit.
+    self.limited = not (byo_time > 0 and byo_stones == 0)
+    for c in (BLACK, WHITE):
+      if main > 0 or byo_stones == 0:
+        self.left[c], self.stones[c] = main, 0
+      else:
+        self.left[c], self.stones[c] = byo_time, byo_stones
+
+  def update(self, colour: int, seconds: float, stones: int) -> None:
+    self.left[colour], self.stones[colour] = seconds, stones
+
+  def budget(self, colour: int, empty_points: int) -> Optional[float]:
+    """Seconds the next move of `colour` may think (None: no limit)."""
+    if not self.limited:
+      return None
+    left, stones = self.left[colour], self.stones[colour]
+    if stones > 0:
+      share = left / stones
+    else:
+      moves = max(MIN_MOVES_LEFT, empty_points / 3)
+      share = left / moves
+      if self.byo_stones > 0:  # Byo-yomi follows: each period is renewed.
+        share += self.byo_time / self.byo_stones
+    return max(0.0, TIME_SAFETY * share - TIME_RESERVE_S)
+
+  def charge(self, colour: int, seconds: float) -> None:
+    """Counts `seconds` of thought against `colour` (our own clock, kept
+    until the next `time_left`)."""
+    if not self.limited:
+      return
+    self.left[colour] -= seconds
+    if self.stones[colour] > 0:
+      self.stones[colour] -= 1
+      if self.stones[colour] == 0:  # A new byo-yomi period.
+        self.left[colour], self.stones[colour] = self.byo_time, self.byo_stones
+    elif self.left[colour] <= 0 and self.byo_stones > 0:
+      # Main time spent: into byo-yomi; this move was its first stone.
+      self.left[colour] += self.byo_time
+      self.stones[colour] = self.byo_stones - 1
+      if self.stones[colour] == 0:
+        self.left[colour], self.stones[colour] = self.byo_time, self.byo_stones
+
+
+# -- The engine -----------------------------------------------------------------
+
+class GTPEngine:
+  """The GTP protocol around a player.
+
+  Args:
+    player: a `Player`.
+    komi: the starting komi.
+    max_moves: the move cap (None: `MOVE_CAP_FACTOR`·N²).
+    seed: seed of the PRNG keys given to the player.
+    prepare: compile the player when the board or komi changes (off only
+      for fakes in tests).
+    log: where diagnostics go (default stderr).
+  """
+
+  def __init__(self, player: Player, *, komi: float = 7.5,
+               max_moves: Optional[int] = None, seed: int = 0,
+               prepare: bool = True,
+               log: Optional[Callable[[str], None]] = None):
+    if not isinstance(getattr(player, "game", None), Go):
+      raise ValueError(f"gtp: the player needs a Go `game`, got {player!r}")
+    self.player = player
+    self.max_moves = max_moves
+    self.key = jax.random.key(seed)
+    self._prepare = prepare
+    self._log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    self.clock = Clock()
+    self.quit = False
+    self._steps: Dict[Go, Callable] = {}
+    self._scores: Dict[Go, Callable] = {}
+    self.commands: Dict[str, Callable[[List[str]], str]] = {
+        "protocol_version": lambda a: self._no_args(a, PROTOCOL_VERSION),
+        "name": lambda a: self._no_args(a, ENGINE_NAME),
+        "version": self.cmd_version,
+        "known_command": self.cmd_known_command,
+        "list_commands": self.cmd_list_commands,
+        "boardsize": self.cmd_boardsize,
+        "clear_board": self.cmd_clear_board,
+        "komi": self.cmd_komi,
+        "play": self.cmd_play,
+        "genmove": self.cmd_genmove,
+        "undo": self.cmd_undo,
+        "showboard": self.cmd_showboard,
+        "final_score": self.cmd_final_score,
+        "time_settings": self.cmd_time_settings,
+        "time_left": self.cmd_time_left,
+        "quit": self.cmd_quit,
+        "lz-analyze": None,           # Streaming: see `execute`.
+        "lz-genmove_analyze": None,
+    }
+    self._new_game(player.game.size, float(komi))
+
+  # -- Position ---------------------------------------------------------------
+
+  def _make_game(self, size: int, komi: float) -> Go:
+    cap = self.max_moves or MOVE_CAP_FACTOR * size * size
+    return dataclasses.replace(self.player.game, size=size, komi=komi,
+                               superko=True, max_moves=cap)
+
+  def _new_game(self, size: int, komi: float) -> None:
+    self.game = self._make_game(size, komi)
+    self.states: List[GoState] = [self._step_fn()[1]()]
+    self.marks: List[int] = []  # len(states) before each move, for undo.
+    self._ready()
+
+  def _ready(self) -> None:
+    """Compiles what a move needs now, so no timed move pays for it."""
+    if self._prepare:
+      step, init = self._step_fn()
+      step(init(), self.game.pass_action)
+      self.player.prepare(self.game, timed=self.clock.limited)
+
+  def _step_fn(self) -> Tuple[Callable, Callable]:
+    game = self.game
+    if game not in self._steps:
+      self._steps[game] = (jax.jit(game.step),
+                           lambda: game.init(jax.random.key(0)))
+    return self._steps[game]
+
+  @property
+  def state(self) -> GoState:
+    return self.states[-1]
+
+  def _next_key(self):
+    self.key, sub = jax.random.split(self.key)
+    return sub
+
+  def _for_colour(self, colour: int) -> Optional[List[GoState]]:
+    """The states to push so that `colour` is to move: none, or a pass of
+    the side to move. None when that pass would end the game."""
+    state = self.state
+    if int(state.current_player) == colour:
+      return []
+    if bool(state.terminated) or int(state.passes) >= 1:
+      return None
+    passed = self._step_fn()[0](state, self.game.pass_action)
+    return None if bool(passed.terminated) else [passed]
+
+  def _play(self, colour: int, action: int) -> bool:
+    """Plays `action` for `colour` if legal; False (nothing changed) if
+    not."""
+    if bool(self.state.terminated):
+      return False
+    pushed = self._for_colour(colour)
+    if pushed is None:
+      return False
+    before = pushed[-1] if pushed else self.state
+    if not bool(np.asarray(before.legal_action_mask)[action]):
+      return False
+    after = self._step_fn()[0](before, action)
+    self.marks.append(len(self.states))
+    self.states.extend(pushed + [after])
+    return True
+
+  # -- Commands ---------------------------------------------------------------
+
+  def _no_args(self, args, answer: str) -> str:
+    _args(args, 0)
+    return answer
+
+  def cmd_version(self, args) -> str:
+    _args(args, 0)
+    from alphago_jax import __version__
+    return f"{__version__} ({self.player.name})"
+
+  def cmd_known_command(self, args) -> str:
+    _args(args, 1)
+    return "true" if args[0] in self.commands else "false"
+
+  def cmd_list_commands(self, args) -> str:
+    _args(args, 0)
+    return "\n".join(sorted(self.commands))
+
+  def cmd_boardsize(self, args) -> str:
+    _args(args, 1)
+    size = int(_number(args[0], "board size", integer=True))
+    if size != self.player.game.size:
+      self._log(f"gtp: {self.player.name} plays only "
+                f"{self.player.game.size}x{self.player.game.size}, not "
+                f"{size}x{size}")
+      raise GTPFailure("unacceptable size")
+    self._new_game(size, self.game.komi)
+    return ""
+
+  def cmd_clear_board(self, args) -> str:
+    _args(args, 0)
+    self._new_game(self.game.size, self.game.komi)
+    return ""
+
+  def cmd_komi(self, args) -> str:
+    _args(args, 1)
+    komi = _number(args[0], "komi")
+    # States do not hold komi (the final score is recomputed when asked).
+    self.game = self._make_game(self.game.size, komi)
+    self._ready()
+    return ""
+
+  def _vertex(self, token: str) -> Tuple[int, bool]:
+    """(action, on board); a malformed vertex is a syntax error."""
+    try:
+      vertex_codec.normalize_vertex(token)
+    except ValueError:
+      raise GTPFailure(f"syntax error (invalid vertex {token!r})") from None
+    try:
+      return vertex_codec.vertex_to_action(token, self.game.size), True
+    except ValueError:
+      return -1, False
+
+  def cmd_play(self, args) -> str:
+    _args(args, 2)
+    colour = _colour(args[0])
+    action, on_board = self._vertex(args[1])
+    if not on_board or not self._play(colour, action):
+      self._log(f"gtp: illegal move: {' '.join(args)}")
+      raise GTPFailure("illegal move")
+    return ""
+
+  def _think(self, colour: int) -> Tuple[Optional[Decision], Optional[str]]:
+    """Asks the player for `colour`'s move and plays it: (decision, the
+    vertex answered). A finished game passes without asking."""
+    pushed = self._for_colour(colour)
+    if pushed is None or bool(self.state.terminated):
+      return None, vertex_codec.PASS
+    state = pushed[-1] if pushed else self.state
+    empties = int(np.sum(np.asarray(state.board) == 0))
+    seconds = self.clock.budget(colour, empties)
+    start = time.perf_counter()
+    decision = self.player.genmove(self.game, state, self._next_key(),
+                                   seconds=seconds)
+    elapsed = time.perf_counter() - start
+    self.clock.charge(colour, elapsed)
+    self._log(f"gtp: {'BW'[colour]} {self._describe(decision)} in "
+              f"{elapsed:.2f} s (budget "
+              f"{'none' if seconds is None else f'{seconds:.2f} s'})")
+    if decision.resign:
+      return decision, "resign"
+    action = int(decision.action)
+    legal = np.asarray(state.legal_action_mask)
+    if not 0 <= action < self.game.num_actions or not legal[action]:
+      self._log(f"gtp: the player chose illegal action {action}; passing")
+      action = self.game.pass_action
+    played = self._play(colour, action)
+    assert played, "a legal move was refused"
+    return decision, self.game.action_to_vertex(action)
+
+  def _describe(self, d: Decision) -> str:
+    v = self.game.action_to_vertex(d.action) if not d.resign else "resign"
+    w = "" if d.winrate is None else f", winrate {d.winrate:.3f}"
+    return f"{v} ({d.simulations} simulations{w})"
+
+  def cmd_genmove(self, args) -> str:
+    _args(args, 1)
+    _, vertex = self._think(_colour(args[0]))
+    return vertex.upper() if vertex != vertex_codec.PASS else vertex
+
+  def cmd_undo(self, args) -> str:
+    _args(args, 0)
+    if not self.marks:
+      raise GTPFailure("cannot undo")
+    del self.states[self.marks.pop():]
+    return ""
+
+  def cmd_showboard(self, args) -> str:
+    _args(args, 0)
+    n = self.game.size
+    stones = np.asarray(self.game.stones(self.state)).reshape(n, n)
+    letters = " ".join(vertex_codec.COLUMNS[:n])
+    lines = [f"   {letters}"]
+    for r in range(n):
+      row = " ".join(".XO"[v] for v in stones[r])
+      lines.append(f"{n - r:2d} {row} {n - r}")
+    lines.append(f"   {letters}")
+    state = self.state
+    to_move = "game over" if bool(state.terminated) else (
+        f"{'Black' if int(state.current_player) == BLACK else 'White'} "
+        f"to play")
+    lines.append(f"move {int(state.step_count)}, {to_move}, komi "
+                 f"{self.game.komi:g}")
+    return "\n" + "\n".join(lines)
+
+  def cmd_final_score(self, args) -> str:
+    _args(args, 0)
+    game = self.game
+    if game not in self._scores:
+      self._scores[game] = jax.jit(game.area_score)
+    return result_string(float(self._scores[game](self.state)))
+
+  def cmd_time_settings(self, args) -> str:
+    _args(args, 3)
+    main = _number(args[0], "main time", minimum=0)
+    byo_time = _number(args[1], "byo-yomi time", minimum=0)
+    stones = int(_number(args[2], "byo-yomi stones", integer=True,
+                         minimum=0))
+    was = self.clock.limited
+    self.clock.settings(main, byo_time, stones)
+    if self.clock.limited and not was:
+      self._ready()
+    return ""
+
+  def cmd_time_left(self, args) -> str:
+    _args(args, 3)
+    colour = _colour(args[0])
+    seconds = _number(args[1], "time")
+    stones = int(_number(args[2], "stones", integer=True, minimum=0))
+    self.clock.update(colour, seconds, stones)
+    return ""
+
+  def cmd_quit(self, args) -> str:
+    self.quit = True
+    return ""
+
+  # -- Leela Zero analysis ------------------------------------------------------
+
+  def info_line(self, decision: Decision) -> str:
+    """Leela Zero's `info move ... pv ...` for every candidate, one line."""
+    parts = []
+    v = lambda a: self.game.action_to_vertex(a).upper() if (
+        a != self.game.pass_action) else "pass"
+    for order, c in enumerate(decision.candidates):
+      win = decision.winrate if c.winrate is None else c.winrate
+      win = 0.5 if win is None else win
+      parts.append(
+          f"info move {v(c.action)} visits {int(c.visits)} winrate "
+          f"{int(round(10000 * win))} prior {int(round(10000 * c.prior))} "
+          f"order {order} pv {' '.join(v(a) for a in c.pv)}")
+    return " ".join(parts)
+
+  def _analysis_args(self, args) -> Tuple[Optional[int], float]:
+    """(colour or None, interval in seconds) of `lz-analyze [colour]
+    [interval]` (also `interval N`)."""
+    args = list(args)
+    colour = None
+    if args and args[0].lower() in _COLOURS:
+      colour = _colour(args.pop(0))
+    interval = DEFAULT_ANALYSIS_INTERVAL_CS
+    if args and args[0] == "interval":
+      args.pop(0)
+      if not args:
+        raise GTPFailure("syntax error (interval needs a value)")
+    if args:
+      interval = int(_number(args.pop(0), "interval", integer=True,
+                             minimum=0))
+    if args:
+      raise GTPFailure(f"syntax error (unexpected {' '.join(args)!r})")
+    return colour, interval / 100.0
+
+  def _analyze(self, cid: str, args, write, interrupted, wait) -> None:
+    """`lz-analyze`: `=id`, then an info line per analysis (at most one
+    per interval) until input arrives; the caller ends the answer."""
+    colour, interval = self._analysis_args(args)
+    state = self.state
+    if colour is not None:
+      pushed = self._for_colour(colour)
+      state = None if pushed is None else (pushed[-1] if pushed else state)
+    write(f"={cid}")
+    if state is None or bool(state.terminated):
+      return
+    latest, due = None, 0.0
+    for decision in self.player.analyses(self.game, state,
+                                         self._next_key()):
+      latest = decision
+      if time.monotonic() >= due:
+        write(self.info_line(latest))
+        due = time.monotonic() + interval
+      if interrupted():
+        return
+    if latest is None:
+      return
+    while not wait(max(0.0, due - time.monotonic())):
+      # The analysis is as deep as it goes: repeat it at the interval.
+      write(self.info_line(latest))
+      due = time.monotonic() + interval
+
+  # -- Dispatch ---------------------------------------------------------------
+
+  def execute(self, line: str, write: Callable[[str], None],
+              interrupted: Callable[[], bool] = lambda: True,
+              wait: Callable[[float], bool] = lambda s: True) -> bool:
+    """Runs one command line, writing its whole answer through `write`
+    (one call per line of text, without newlines; the closing empty line
+    included as ""). Returns False when the line was empty or a comment
+    (no answer). `interrupted()` says whether input is waiting (it stops
+    `lz-analyze`); `wait(s)` sleeps up to s seconds, returning True early
+    when input arrives."""
+    text = preprocess(line)
+    if not text:
+      return False
+    words = text.split()
+    cid = ""
+    if words[0].isdigit():
+      cid = words.pop(0)
+    if not words:
+      self._answer(write, cid, False, "syntax error (no command)")
+      return True
+    name, args = words[0], words[1:]
+    if name not in self.commands:
+      self._answer(write, cid, False, "unknown command")
+      return True
+    try:
+      if name == "lz-analyze":
+        started = []
+
+        def stream(line):
+          started.append(True)
+          write(line)
+        try:
+          self._analyze(cid, args, stream, interrupted, wait)
+        except Exception:
+          if not started:
+            raise  # Answered as any failed command.
+          # "=" is out: end the answer; the error goes to the log.
+          self._log(f"gtp: analysis stopped by an error:\n"
+                    f"{traceback.format_exc()}")
+        write("")
+        return True
+      if name == "lz-genmove_analyze":
+        colour_args = [a for a in args if a.lower() in _COLOURS]
+        if len(colour_args) != 1 or args[0].lower() not in _COLOURS:
+          raise GTPFailure("syntax error (lz-genmove_analyze needs a color)")
+        colour, _ = self._analysis_args(args)
+        decision, vertex = self._think(colour)
+        write(f"={cid}")
+        if decision is not None and not decision.resign:
+          write(self.info_line(decision))
+        write(f"play {vertex.upper() if vertex != 'pass' else 'pass'}")
+        write("")
+        return True
+      answer = self.commands[name](args)
+      self._answer(write, cid, True, answer)
+    except GTPFailure as e:
+      self._answer(write, cid, False, str(e))
+    except Exception as e:  # Never die on a command: report and go on.
+      self._log(f"gtp: internal error in {text!r}:\n"
+                f"{traceback.format_exc()}")
+      message = " ".join(f"{type(e).__name__}: {e}".split())
+      self._answer(write, cid, False, f"internal error: {message}")
+    return True
+
+  def _answer(self, write, cid: str, ok: bool, text: str) -> None:
+    lines = [l for l in str(text).split("\n")]
+    head = ("=" if ok else "?") + cid + (f" {lines[0]}" if lines[0] else "")
+    write(head)
+    for l in lines[1:]:
+      write(l if l.strip() else " ")  # An empty line would end the answer.
+    write("")
+
+  def handle(self, line: str) -> Optional[str]:
+    """The answer to one line as text (None for a line with no answer);
+    analysis stops after its first report."""
+    out: List[str] = []
+    if not self.execute(line, out.append):
+      return None
+    return "\n".join(out) + "\n"
+
+
+# -- Serving --------------------------------------------------------------------
+
+def serve(engine: GTPEngine, stdin, stdout: TextIO) -> int:
+    """Reads commands from `stdin` (a binary or text stream) until `quit`
+    or end of input, answering on `stdout`; returns 0."""
+    lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    source = getattr(stdin, "buffer", stdin)
+
+    def pump():
+      try:
+        for raw in source:
+          lines.put(raw.decode("utf-8", "replace") if isinstance(
+              raw, bytes) else raw)
+      finally:
+        lines.put(None)  # End of input.
+    threading.Thread(target=pump, daemon=True).start()
+
+    def write(text: str) -> None:
+      stdout.write(text + "\n")
+      stdout.flush()
+
+    def interrupted() -> bool:
+      return not lines.empty()
+
+    def wait(seconds: float) -> bool:
+      end = time.monotonic() + seconds
+      while time.monotonic() < end:
+        if not lines.empty():
+          return True
+        time.sleep(min(0.02, max(0.0, end - time.monotonic())))
+      return not lines.empty()
+
+    while not engine.quit:
+      line = lines.get()
+      if line is None:
+        break
+      engine.execute(line, write, interrupted, wait)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+  p = argparse.ArgumentParser(
+      prog="alphago-jax gtp",
+      description="Serve one of our players as a GTP engine on "
+                  "stdin/stdout (logs on stderr).")
+  p.add_argument("--preset", default="az-9x9",
+                 help="named player (see --list-presets; default az-9x9)")
+  p.add_argument("--checkpoint", default=None,
+                 help="a directory with a network of the preset's kind "
+                      "(e.g. a training run), instead of the preset's own")
+  p.add_argument("--list-presets", action="store_true",
+                 help="list the presets whose network exists, and exit")
+  p.add_argument("--simulations", type=int, default=None,
+                 help="search simulations per move (search presets)")
+  p.add_argument("--seed", type=int, default=0,
+                 help="seed of the player's random tie-breaks")
+  p.add_argument("--komi", type=float, default=7.5,
+                 help="komi until a `komi` command (default 7.5)")
+  p.add_argument("--max-moves", type=int, default=None,
+                 help=f"move cap (default {MOVE_CAP_FACTOR}·N²)")
+  p.add_argument("--resign-threshold", type=float, default=None,
+                 help="resign when the winrate falls below this (default: "
+                      "never)")
+  return p
+
+
+def main(argv: Optional[List[str]] = None, *, stdin=None,
+         stdout: Optional[TextIO] = None) -> int:
+  """The GTP engine's command line; serves until `quit` or end of input.
+
+  Returns the exit status (0; 2 for bad options, 1 when the player cannot
+  be loaded). `stdin`/`stdout` default to the process's; while serving,
+  anything else printed to stdout goes to stderr, so only GTP reaches the
+  controller.
+  """
+  from alphago_jax.gtp import presets
+
+  args = _parser().parse_args(argv)
+  out = stdout or sys.stdout
+  if args.list_presets:
+    for p in presets.available_presets():
+      out.write(f"{p.name}\t{p.board_size}x{p.board_size}\t"
+                f"{p.description}\n")
+    out.flush()
+    return 0
+  if args.max_moves is not None and args.max_moves < 1:
+    print("error: --max-moves must be >= 1", file=sys.stderr)
+    return 2
+  try:
+    player = presets.load_player(
+        args.preset, checkpoint=args.checkpoint,
+        simulations=args.simulations,
+        resign_threshold=args.resign_threshold)
+  except (ValueError, FileNotFoundError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  print(f"gtp: serving {player.description}", file=sys.stderr, flush=True)
+  saved = sys.stdout
+  sys.stdout = sys.stderr  # Stray prints must not corrupt the protocol.
+  try:
+    engine = GTPEngine(player, komi=args.komi, max_moves=args.max_moves,
+                       seed=args.seed)
+    return serve(engine, stdin or sys.stdin, out)
+  finally:
+    sys.stdout = saved

@@ -1,0 +1,454 @@
+"""Players: what the GTP engine asks for a move, backed by our networks.
+
+A player thinks about one position of our `Go` game and returns a
+`Decision`: the move, and the candidates it weighed (for Leela Zero style
+analysis output). It never keeps the game itself; the engine
+(`gtp.engine`) owns the position, the clock and the protocol.
+
+* `SearchPlayer`: a policy-value network with AlphaZero's search (mctx's
+  Gumbel MuZero or PUCT policy, `search.alphazero`). Its budget is a ladder
+  of simulation counts, each compiled once per game; given a time budget it
+  plays with the largest count whose measured (or extrapolated) time fits.
+* `PolicyPlayer`: a network's greedy move, no search.
+
+Both compile ahead of time (`jit(...).lower(...).compile()`), so compile
+time is measured apart from thinking time and never hides inside a timed
+move unless the player chose to pay it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import sys
+import time
+from typing import Callable, Dict, Iterator, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from alphago_jax.games.go import Go, GoState
+from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
+                                          evaluate_states, make_recurrent_fn,
+                                          qtransform_raw)
+from alphago_jax.search.base import argmax_random_tiebreak
+from alphago_jax.types import MASKED_LOGIT, EvaluateFn
+
+# Assumed cost of compiling a budget before any compile was measured.
+DEFAULT_COMPILE_SECONDS = 30.0
+# Candidates a policy player lists in its analysis.
+POLICY_CANDIDATES = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+  """One move a player weighed.
+
+  Attributes:
+    action: our action (a point, or N² for pass).
+    visits: search visits of the move (0 without search).
+    winrate: the mover's estimated chance to win after it, in [0, 1]; None
+      when the player has no value estimate.
+    prior: the network's probability of the move.
+    pv: the principal variation starting with `action` (actions).
+  """
+  action: int
+  visits: int
+  winrate: Optional[float]
+  prior: float
+  pv: Tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+  """A player's answer for one position.
+
+  Attributes:
+    action: the move to play (our action; N² is pass).
+    resign: the player resigns instead of moving.
+    candidates: the moves it weighed, best first (`action` first).
+    winrate: the mover's estimated chance to win, in [0, 1], or None.
+    simulations: search simulations spent (0 without search).
+  """
+  action: int
+  resign: bool = False
+  candidates: Tuple[Candidate, ...] = ()
+  winrate: Optional[float] = None
+  simulations: int = 0
+
+
+def _log(message: str) -> None:
+  print(message, file=sys.stderr, flush=True)
+
+
+def _batch(state: GoState) -> GoState:
+  return jax.tree.map(lambda x: jnp.asarray(x)[None], state)
+
+
+def _check_game(player_game: Go, game: Go, name: str) -> None:
+  if not isinstance(game, Go):
+    raise ValueError(f"{name}: needs a Go game, got {game!r}")
+  if (game.size, game.history_length) != (player_game.size,
+                                         player_game.history_length):
+    raise ValueError(
+        f"{name}: plays {player_game.size}x{player_game.size} Go with "
+        f"{player_game.history_length} history planes, got "
+        f"{game.size}x{game.size} with {game.history_length}")
+
+
+def _compile(fn, *args) -> Tuple[Callable, float]:
+  start = time.perf_counter()
+  compiled = jax.jit(fn).lower(*args).compile()
+  return compiled, time.perf_counter() - start
+
+
+class PolicyPlayer:
+  """A network's greedy move: the legal move of highest prior, no search.
+
+  Args:
+    name: the player's name (shown by GTP `version`).
+    game: the Go game the network plays (size, history planes).
+    policy: `(game, states [B]) -> (logits [B, A], values [B] or None)`,
+      jittable; values are the mover's, in [-1, 1].
+  """
+
+  def __init__(self, *, name: str, game: Go,
+               policy: Callable[[Go, GoState], Tuple[chex.Array,
+                                                     Optional[chex.Array]]]):
+    self.name = name
+    self.game = game
+    self._policy = policy
+    self._moves: Dict[Go, Callable] = {}
+    self._views: Dict[Go, Callable] = {}
+    self.description = f"{name}: greedy network policy, no search"
+
+  def _move_fn(self, game: Go) -> Callable:
+    """Compiled `(state, key) -> (action, prior [A], value)`; value is
+    NaN without a value head."""
+    if game not in self._moves:
+      policy = self._policy
+
+      def move(state, key):
+        states = _batch(state)
+        logits, value = policy(game, states)
+        legal = states.legal_action_mask[0]
+        logits = jnp.where(legal, logits[0], MASKED_LOGIT)
+        action = argmax_random_tiebreak(key, logits, legal)
+        root = jnp.nan if value is None else value[0]
+        return action, jax.nn.softmax(logits), jnp.float32(root)
+
+      self._moves[game], seconds = _compile(move, game.init(None),
+                                            jax.random.key(0))
+      _log(f"{self.name}: compiled the policy for {game.size}x{game.size} "
+           f"in {seconds:.1f} s")
+    return self._moves[game]
+
+  def _view_fn(self, game: Go) -> Callable:
+    """Compiled `state -> [A]`: the mover's value after each move (NaN
+    without a value head); the network evaluates every child at once."""
+    if game not in self._views:
+      policy = self._policy
+
+      def view(state):
+        children = jax.vmap(game.step, in_axes=(None, 0))(
+            state, jnp.arange(game.num_actions))
+        _, value = policy(game, children)
+        if value is None:
+          return jnp.full(game.num_actions, jnp.nan, jnp.float32)
+        # A child's value is the opponent's; a finished game is scored.
+        outcome = children.rewards[:, state.current_player]
+        return jnp.where(children.terminated, outcome, -value)
+
+      self._views[game], _ = _compile(view, game.init(None))
+    return self._views[game]
+
+  def prepare(self, game: Go, *, timed: bool = False) -> None:
+    """Compiles the move for `game` now (not inside a timed move)."""
+    del timed
+    _check_game(self.game, game, self.name)
+    self._move_fn(game)
+
+  def _decision(self, state, action, prior, root, after=None) -> Decision:
+    legal = np.asarray(state.legal_action_mask)
+    order = np.argsort(-np.where(legal, prior, -1.0), kind="stable")
+    order = [int(a) for a in order if legal[a]][:POLICY_CANDIDATES]
+    if action in order:
+      order.remove(action)
+    order.insert(0, action)
+    win = lambda v: None if v is None or not np.isfinite(v) else float(
+        (v + 1) / 2)
+    candidates = tuple(
+        Candidate(action=a, visits=0,
+                  winrate=None if after is None else win(after[a]),
+                  prior=float(prior[a]), pv=(a,)) for a in order)
+    return Decision(action=action, candidates=candidates, winrate=win(root))
+
+  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
+              seconds: Optional[float] = None) -> Decision:
+    """The greedy move: one network call, whatever `seconds`."""
+    del seconds
+    _check_game(self.game, game, self.name)
+    action, prior, root = jax.device_get(self._move_fn(game)(state, key))
+    return self._decision(state, int(action), np.asarray(prior), float(root))
+
+  def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
+               ) -> Iterator[Decision]:
+    """One analysis, with the value after each candidate where the network
+    has a value head (the network's view does not deepen)."""
+    _check_game(self.game, game, self.name)
+    action, prior, root = jax.device_get(self._move_fn(game)(state, key))
+    after = np.asarray(jax.device_get(self._view_fn(game)(state)))
+    yield self._decision(state, int(action), np.asarray(prior), float(root),
+                         after)
+
+
+def _principal_variation(tree, action: int) -> Tuple[int, ...]:
+  """The most visited line from the root's child `action` (host numpy)."""
+  pv = [action]
+  node = int(tree["children_index"][0, action])
+  while node >= 0:
+    visits = tree["children_visits"][node]
+    if visits.max() <= 0:
+      break
+    a = int(np.argmax(visits))
+    pv.append(a)
+    node = int(tree["children_index"][node, a])
+  return tuple(pv)
+
+
+class SearchPlayer:
+  """A policy-value network with AlphaZero's search.
+
+  The search is compiled once per game for `config.num_simulations` (the
+  tree's size) and runs any smaller number of simulations, a traced value:
+  mctx's simulation loop is given a traced upper bound. For PUCT that is
+  exactly a smaller search; for Gumbel it is the first simulations of the
+  full budget's sequential-halving schedule, and the move is still the
+  greedy one of the improved policy from the Q values found so far.
+
+  Given a time budget the player fits `seconds ≈ a + b * simulations` to
+  its own recent moves and plays the largest count predicted to fit; below
+  the cost of one simulation, it plays the network's greedy move.
+
+  Args:
+    name: the player's name.
+    game: the Go game the network plays (size, history planes).
+    evaluate: `(variables, observations, legal) -> (logits, values)`.
+    variables: the network's variables.
+    config: the search; noise and move sampling are switched off
+      (`for_evaluation`), so the move is the search's greedy one.
+    resign_threshold: resign when the search's root winrate for the mover
+      falls below this (None: never).
+  """
+
+  def __init__(self, *, name: str, game: Go, evaluate: EvaluateFn,
+               variables: chex.ArrayTree, config: AlphaZeroSearchConfig,
+               resign_threshold: Optional[float] = None):
+    if resign_threshold is not None and not 0 <= resign_threshold < 1:
+      raise ValueError(f"resign_threshold must be in [0, 1), got "
+                       f"{resign_threshold!r}")
+    self.name = name
+    self.game = game
+    self.config = config.for_evaluation()
+    self.config.num_considered_actions(game)  # Fail now, not in a trace.
+    self.evaluate = evaluate
+    self.variables = variables
+    self.resign_threshold = resign_threshold
+    self.max_simulations = self.config.num_simulations
+    self.description = (f"{name}: {self.config.policy} search, up to "
+                        f"{self.max_simulations} simulations a move")
+    self._compiled: Dict[Go, Callable] = {}
+    self._timings: Dict[Go, list] = {}  # (simulations, seconds), recent.
+    self._fallback = PolicyPlayer(
+        name=name, game=game,
+        policy=lambda g, states: evaluate_states(g, evaluate, variables,
+                                                 states))
+
+  # -- The compiled search ----------------------------------------------------
+
+  def _search_fn(self, game: Go):
+    config = self.config
+    evaluate = self.evaluate
+    top = self.max_simulations
+
+    def think(variables, state, key, simulations):
+      states = _batch(state)
+      search_key, tie_key = jax.random.split(key)
+      logits, value = evaluate_states(game, evaluate, variables, states)
+      legal = states.legal_action_mask
+      root = mctx.RootFnOutput(prior_logits=logits, value=value,
+                               embedding=states)
+      recurrent_fn = make_recurrent_fn(game, evaluate)
+      n = jnp.clip(simulations, 1, top)
+
+      def loop_fn(lower, upper, body, init):
+        return jax.lax.fori_loop(lower, jnp.minimum(upper, n), body, init)
+
+      if config.policy == "gumbel":
+        out = mctx.gumbel_muzero_policy(
+            params=variables, rng_key=search_key, root=root,
+            recurrent_fn=recurrent_fn, num_simulations=top,
+            invalid_actions=~legal, max_depth=config.max_depth,
+            loop_fn=loop_fn,
+            max_num_considered_actions=config.num_considered_actions(game),
+            gumbel_scale=config.gumbel_scale)
+      else:
+        qtransform = (mctx.qtransform_by_parent_and_siblings
+                      if config.normalize_q else qtransform_raw)
+        out = mctx.muzero_policy(
+            params=variables, rng_key=search_key, root=root,
+            recurrent_fn=recurrent_fn, num_simulations=top,
+            invalid_actions=~legal, max_depth=config.max_depth,
+            loop_fn=loop_fn, qtransform=qtransform, dirichlet_fraction=0.0,
+            pb_c_init=config.c_puct,
+            pb_c_base=(1e30 if config.c_puct_base is None
+                       else config.c_puct_base))
+      # As `alphazero_search` for evaluation: the greedy move of the
+      # action weights (Gumbel's improved policy, PUCT's visit shares).
+      weights = jnp.where(legal, out.action_weights, 0.0)[0]
+      action = argmax_random_tiebreak(tie_key, weights, legal[0])
+      tree = out.search_tree
+      root_index = tree.ROOT_INDEX
+      q = tree.qvalues(jnp.full((1,), root_index))[0]
+      return dict(
+          action=action, weights=weights, prior=jax.nn.softmax(logits[0]),
+          q=q, root_value=tree.node_values[0, root_index],
+          children_visits=tree.children_visits[0],
+          children_index=tree.children_index[0])
+    return think
+
+  def _search(self, game: Go) -> Callable:
+    if game not in self._compiled:
+      compiled, seconds = _compile(
+          self._search_fn(game), self.variables, game.init(None),
+          jax.random.key(0), jnp.int32(self.max_simulations))
+      self._compiled[game] = compiled
+      _log(f"{self.name}: compiled a {self.max_simulations}-simulation "
+           f"search for {game.size}x{game.size} komi {game.komi:g} in "
+           f"{seconds:.1f} s")
+    return self._compiled[game]
+
+  def _run(self, game: Go, state: GoState, key: chex.PRNGKey,
+           simulations: int, *, record: bool = True):
+    fn = self._search(game)
+    start = time.perf_counter()
+    out = jax.device_get(fn(self.variables, state, key,
+                            jnp.int32(simulations)))
+    seconds = time.perf_counter() - start
+    if record:
+      timings = self._timings.setdefault(game, [])
+      timings.append((simulations, seconds))
+      del timings[:-32]
+    return out
+
+  def predicted_seconds(self, game: Go, simulations: int) -> float:
+    """Expected seconds of a search of `simulations`: a line `a + b n`
+    fitted to the recent searches of `game`, scaled up by the worst ratio
+    of measured to fitted time among them (a loaded machine shows at
+    once); infinite before any search was timed."""
+    timings = self._timings.get(game, [])
+    if not timings:
+      return math.inf
+    n = np.array([t[0] for t in timings], np.float64)
+    t = np.array([t[1] for t in timings], np.float64)
+    if np.ptp(n) > 0:
+      b, a = np.polyfit(n, t, 1)
+      b = max(b, 0.0)
+      a = max(a, 0.0)
+    else:
+      a, b = 0.0, t.mean() / n[0]  # One budget seen: proportional.
+    fit = a + b * n
+    worst = max(1.0, float(np.max(t / np.maximum(fit, 1e-9))))
+    return float((a + b * simulations) * worst)
+
+  def prepare(self, game: Go, *, timed: bool = False) -> None:
+    """Compiles the search and the fallback policy for `game` and times
+    the search at one simulation and at the full budget."""
+    del timed  # One compiled search serves every budget.
+    _check_game(self.game, game, self.name)
+    self._fallback.prepare(game)
+    if game not in self._timings:
+      state = game.init(None)
+      # The first calls pay one-off costs (allocation, caches): not timed.
+      for n, record in ((1, False), (self.max_simulations, False),
+                        (1, True), (self.max_simulations, True)):
+        self._run(game, state, jax.random.key(0), n, record=record)
+      _log(f"{self.name}: 1 simulation takes "
+           f"{self.predicted_seconds(game, 1):.3f} s, "
+           f"{self.max_simulations} take "
+           f"{self.predicted_seconds(game, self.max_simulations):.3f} s")
+
+  # -- Moves ------------------------------------------------------------------
+
+  def _decision(self, state: GoState, out, simulations: int) -> Decision:
+    legal = np.asarray(state.legal_action_mask)
+    visits = np.asarray(out["children_visits"][0])
+    weights = np.asarray(out["weights"])
+    q = np.asarray(out["q"])
+    prior = np.asarray(out["prior"])
+    action = int(out["action"])
+    seen = [int(a) for a in np.flatnonzero(legal & (visits > 0))]
+    seen.sort(key=lambda a: (-weights[a], -visits[a], a))
+    if action in seen:
+      seen.remove(action)
+    seen.insert(0, action)
+    tree = {k: np.asarray(out[k]) for k in ("children_index",
+                                            "children_visits")}
+    candidates = tuple(
+        Candidate(action=a, visits=int(visits[a]),
+                  winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
+                  prior=float(prior[a]), pv=_principal_variation(tree, a))
+        for a in seen)
+    winrate = float((np.asarray(out["root_value"]) + 1) / 2)
+    return Decision(action=action, resign=self._resigns(winrate),
+                    candidates=candidates, winrate=winrate,
+                    simulations=simulations)
+
+  def _resigns(self, winrate: Optional[float]) -> bool:
+    return bool(self.resign_threshold is not None and winrate is not None
+                and winrate < self.resign_threshold)
+
+  def choose_simulations(self, game: Go, seconds: Optional[float]
+                         ) -> Optional[int]:
+    """The most simulations predicted to fit in `seconds` (the full budget
+    when None); None when not even one fits."""
+    top = self.max_simulations
+    if seconds is None:
+      return top
+    if self.predicted_seconds(game, 1) > seconds:
+      return None
+    lo, hi = 1, top  # The prediction grows with n: bisect.
+    while lo < hi:
+      mid = (lo + hi + 1) // 2
+      if self.predicted_seconds(game, mid) <= seconds:
+        lo = mid
+      else:
+        hi = mid - 1
+    return lo
+
+  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
+              seconds: Optional[float] = None) -> Decision:
+    """The search's move within `seconds` (None: the full budget). When
+    not even one simulation fits, the network's greedy move."""
+    _check_game(self.game, game, self.name)
+    simulations = self.choose_simulations(game, seconds)
+    if simulations is None:
+      decision = self._fallback.genmove(game, state, key)
+      return dataclasses.replace(decision,
+                                 resign=self._resigns(decision.winrate))
+    out = self._run(game, state, key, simulations)
+    return self._decision(state, out, simulations)
+
+  def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
+               ) -> Iterator[Decision]:
+    """Searches of 1/16, 1/8, ... of the full budget, then the full one."""
+    _check_game(self.game, game, self.name)
+    top = self.max_simulations
+    budgets = sorted({max(1, top >> k) for k in range(4, -1, -1)})
+    for n in budgets:
+      key, sub = jax.random.split(key)
+      yield self._decision(state, self._run(game, state, sub, n), n)

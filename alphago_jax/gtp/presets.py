@@ -1,0 +1,225 @@
+"""Named players: a network and how it plays, loadable by one call.
+
+    player = load_player("az-9x9", simulations=64)
+
+A preset names a checkpoint directory (under the repository's
+`checkpoints/`, or `$ALPHAGO_JAX_CHECKPOINTS`) and a loader. Only presets
+whose network exists are listed (`available_presets`); adding one is a
+`register_preset(Preset(...))` call with a loader of the form
+`(directory, *, simulations, resign_threshold) -> player`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Callable, Dict, List, Optional, Sequence
+
+CHECKPOINTS_ENV = "ALPHAGO_JAX_CHECKPOINTS"
+
+
+def checkpoints_root() -> str:
+  """`$ALPHAGO_JAX_CHECKPOINTS`, else the repository's `checkpoints/`."""
+  env = os.environ.get(CHECKPOINTS_ENV)
+  if env:
+    return env
+  return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__)))), "checkpoints")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Preset:
+  """A named network-and-search configuration.
+
+  Attributes:
+    name: what `--preset` and `load_player` take, e.g. "az-9x9".
+    description: one line for `--list-presets`.
+    board_size: the board the network plays.
+    directories: candidate checkpoint directories relative to
+      `checkpoints_root()`, first existing one wins.
+    load: `(directory, *, simulations, resign_threshold) -> player`;
+      `simulations` is None for the preset's default.
+    searches: whether `simulations` applies.
+  """
+  name: str
+  description: str
+  board_size: int
+  directories: Sequence[str]
+  load: Callable[..., object]
+  searches: bool = True
+
+  def directory(self) -> Optional[str]:
+    """The first candidate directory that holds a checkpoint, or None."""
+    for d in self.directories:
+      path = os.path.join(checkpoints_root(), d)
+      if os.path.isdir(path) and os.listdir(path):
+        return path
+    return None
+
+
+_PRESETS: Dict[str, Preset] = {}
+
+
+def register_preset(preset: Preset) -> Preset:
+  """Adds `preset` to the registry (its name must be new)."""
+  if preset.name in _PRESETS:
+    raise ValueError(f"gtp: preset {preset.name!r} is already registered")
+  _PRESETS[preset.name] = preset
+  return preset
+
+
+def available_presets() -> List[Preset]:
+  """The registered presets whose network exists, by name."""
+  return [p for _, p in sorted(_PRESETS.items()) if p.directory()]
+
+
+def get_preset(name: str) -> Preset:
+  """The preset called `name` (registered, whether or not available)."""
+  if name not in _PRESETS:
+    names = ", ".join(p.name for p in available_presets()) or "none"
+    raise ValueError(f"gtp: unknown preset {name!r} (available: {names})")
+  return _PRESETS[name]
+
+
+def load_player(name: str = "az-9x9", *, checkpoint: Optional[str] = None,
+                simulations: Optional[int] = None,
+                resign_threshold: Optional[float] = None):
+  """Loads the player of preset `name`.
+
+  Args:
+    name: a preset name (`available_presets()`).
+    checkpoint: another directory with a network of the preset's kind (a
+      training run's output); default the preset's own.
+    simulations: search budget per move (search presets only).
+    resign_threshold: resign below this winrate (None: never).
+
+  Raises:
+    ValueError: unknown preset, a budget for a preset without search, or a
+      preset whose network is missing.
+    FileNotFoundError / CheckpointMismatchError: the checkpoint cannot be
+      read as the preset's kind of network.
+  """
+  preset = get_preset(name)
+  if simulations is not None:
+    if not preset.searches:
+      raise ValueError(f"gtp: preset {name!r} plays without search; "
+                       f"simulations do not apply")
+    if isinstance(simulations, bool) or not isinstance(
+        simulations, int) or simulations < 1:
+      raise ValueError(f"gtp: simulations must be an integer >= 1, got "
+                       f"{simulations!r}")
+  directory = checkpoint or preset.directory()
+  if directory is None:
+    raise ValueError(
+        f"gtp: preset {name!r} has no network in {checkpoints_root()} "
+        f"(looked for {', '.join(preset.directories)}); pass a checkpoint")
+  return preset.load(directory, simulations=simulations,
+                     resign_threshold=resign_threshold)
+
+
+# -- Loaders (heavy imports inside: listing presets stays cheap) --------------
+
+def load_alphazero_network(directory: str):
+  """`(game, evaluate, variables, iteration)` of an AlphaZero run directory
+  (its `config.json` and the latest of `snapshots/`)."""
+  from alphago_jax.games.go import Go
+  from alphago_jax.models.resnet import (ResNetConfig, make_evaluate_fn,
+                                         make_network)
+  from alphago_jax.training import snapshots
+  from alphago_jax.training.checkpoint import CheckpointMismatchError
+
+  config_path = os.path.join(directory, "config.json")
+  if not os.path.isfile(config_path):
+    raise FileNotFoundError(f"gtp: {directory} is not an AlphaZero run "
+                            f"directory (no config.json)")
+  with open(config_path) as f:
+    architecture = json.load(f)
+  shape = architecture.get("observation_shape")
+  if architecture.get("game") != "go" or not isinstance(
+      shape, list) or len(shape) != 3 or shape[0] != shape[1]:
+    raise CheckpointMismatchError(
+        f"gtp: {config_path} is not a Go network (game "
+        f"{architecture.get('game')!r}, observations {shape})")
+  try:
+    model = ResNetConfig(**architecture["model"])
+  except (KeyError, TypeError, ValueError) as e:
+    raise CheckpointMismatchError(f"gtp: {config_path}: not an AlphaZero "
+                                  f"ResNet ({e})") from None
+  game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
+  found = snapshots.list_snapshots(os.path.join(directory, "snapshots"))
+  if not found:
+    raise FileNotFoundError(f"gtp: no network snapshot in "
+                            f"{os.path.join(directory, 'snapshots')}")
+  iteration, path = found[-1]
+  variables, _ = snapshots.load(path, architecture=architecture)
+  evaluate = make_evaluate_fn(make_network(game, model))
+  return game, evaluate, variables, iteration
+
+
+def _alphazero(default_simulations: int, *, search: bool):
+  def load(directory, *, simulations=None, resign_threshold=None):
+    from alphago_jax.gtp.players import PolicyPlayer, SearchPlayer
+    from alphago_jax.search.alphazero import evaluate_states
+    from alphago_jax.training import presets as train_presets
+
+    game, evaluate, variables, iteration = load_alphazero_network(directory)
+    name = f"{os.path.basename(os.path.normpath(directory))}@{iteration}"
+    if not search:
+      return PolicyPlayer(
+          name=name, game=game,
+          policy=lambda g, states: evaluate_states(g, evaluate, variables,
+                                                   states))
+    config = dataclasses.replace(
+        train_presets.go9().search,
+        num_simulations=simulations or default_simulations)
+    return SearchPlayer(name=name, game=game, evaluate=evaluate,
+                        variables=variables, config=config,
+                        resign_threshold=resign_threshold)
+  return load
+
+
+def _supervised_policy(directory, *, simulations=None,
+                       resign_threshold=None):
+  """The SL policy network p_σ of `training.supervised`: greedy move."""
+  del simulations, resign_threshold  # No search, no value.
+  import jax
+
+  from alphago_jax.games import go_features
+  from alphago_jax.games.go import Go
+  from alphago_jax.gtp.players import PolicyPlayer
+  from alphago_jax.models.policy import PolicyNet, make_policy_fn
+  from alphago_jax.training import supervised
+
+  ckpt_dir = os.path.join(directory, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir = directory
+  model, variables, step = supervised.load_policy(ckpt_dir)
+  policy = make_policy_fn(PolicyNet(model))
+  game = Go(size=model.board_size)
+
+  def logits(g, states):
+    planes = jax.vmap(lambda s: go_features.alphago_features(
+        g, s, model.features))(states)
+    return policy(variables, planes, states.legal_action_mask), None
+  name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
+  return PolicyPlayer(name=name, game=game, policy=logits)
+
+
+register_preset(Preset(
+    name="az-9x9", board_size=9, directories=("go9",),
+    description="AlphaZero 9x9 ResNet (checkpoints/go9) with Gumbel "
+                "MuZero search, 256 simulations a move by default",
+    load=_alphazero(256, search=True)))
+register_preset(Preset(
+    name="az-9x9-policy", board_size=9, directories=("go9",), searches=False,
+    description="AlphaZero 9x9 ResNet (checkpoints/go9), greedy policy, "
+                "no search",
+    load=_alphazero(0, search=False)))
+register_preset(Preset(
+    name="sl-policy-19x19", board_size=19, searches=False,
+    directories=("sl_policy", "sl19-partial"),
+    description="supervised 19x19 policy network p_sigma "
+                "(checkpoints/sl_policy, else sl19-partial), greedy, no "
+                "search",
+    load=_supervised_policy))
