@@ -1,11 +1,20 @@
-"""Search: classic UCT and Monte Carlo on mctx, exact solvers, agents."""
+"""Search: classic UCT and Monte Carlo on mctx, AlphaZero's and AlphaGo's
+network-guided searches, parameter sweeps, exact solvers, agents."""
 
 from alphago_jax.search.agents import random_agent
-from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
+from alphago_jax.search.alphago import (AlphaGoParams, AlphaGoSearchConfig,
+                                        AlphaGoSearchOutput, AlphaGoStatic,
+                                        alphago_action_selection,
+                                        alphago_agent, alphago_search,
+                                        puct_scores, split_evaluate,
+                                        uniform_policy)
+from alphago_jax.search.alphazero import (AlphaZeroParams,
+                                          AlphaZeroSearchConfig,
                                           AlphaZeroSearchOutput,
-                                          alphazero_search, evaluate_states,
-                                          make_recurrent_fn, network_agent,
-                                          policy_agent, qtransform_raw)
+                                          AlphaZeroStatic, alphazero_search,
+                                          evaluate_states, make_recurrent_fn,
+                                          network_agent, policy_agent,
+                                          qtransform_raw)
 from alphago_jax.search.base import Agent, SearchOutput, argmax_random_tiebreak
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
@@ -15,16 +24,26 @@ from alphago_jax.search.rollout import (random_legal_action, random_rollout,
 from alphago_jax.search.sharding import shard_games
 from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
                                        minimax, solve, solver_agent)
-from alphago_jax.search.uct import (UCTConfig, rollout_recurrent_fn,
+from alphago_jax.search.sweep import (SweepMatchResult, grid, num_values,
+                                      play_games, stack, sweep, sweep_match)
+from alphago_jax.search.uct import (UCTConfig, UCTParams, UCTStatic,
+                                    rollout_recurrent_fn,
                                     ucb1_action_selection, ucb1_scores,
                                     uct_agent, uct_search)
 
 __all__ = [
-    "AlphaZeroSearchConfig", "AlphaZeroSearchOutput", "alphazero_search",
+    "AlphaGoParams", "AlphaGoSearchConfig", "AlphaGoSearchOutput",
+    "AlphaGoStatic", "alphago_action_selection", "alphago_agent",
+    "alphago_search", "puct_scores", "split_evaluate", "uniform_policy",
+    "AlphaZeroParams", "AlphaZeroSearchConfig", "AlphaZeroSearchOutput",
+    "AlphaZeroStatic", "alphazero_search",
     "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
     "qtransform_raw", "rollout_fn",
     "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
-    "UCTConfig", "alphabeta", "argmax_random_tiebreak", "minimax",
+    "SweepMatchResult", "grid", "num_values", "play_games", "stack", "sweep",
+    "sweep_match",
+    "UCTConfig", "UCTParams", "UCTStatic", "alphabeta",
+    "argmax_random_tiebreak", "minimax",
     "monte_carlo_agent", "monte_carlo_search", "random_agent",
     "random_legal_action", "random_rollout", "rollout_recurrent_fn",
     "shard_games", "solve",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
+from typing import Tuple
 
 import chex
 import jax
@@ -31,40 +31,106 @@ from flax import struct
 from alphago_jax.games import base as game_base
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.search import base
+from alphago_jax.search import params as params_lib
 from alphago_jax.search.uct import make_transition
 
 POLICIES = ("gumbel", "puct")
 
 # Makes mctx's pb_c = c_init + log((N + base + 1) / base) exactly c_init in
 # float32: AlphaGo Zero's constant c_puct.
-_CONSTANT_C_BASE = 1e30
+CONSTANT_C_BASE = 1e30
 
 
-def _number(name, value, *, low=None, high=None, low_open=False):
-  ok = not isinstance(value, bool) and isinstance(value, (int, float)) and (
-      math.isfinite(value))
-  if ok and low is not None:
-    ok = value > low if low_open else value >= low
-  if ok and high is not None:
-    ok = value <= high
-  if not ok:
-    bounds = []
-    if low is not None:
-      bounds.append(f"{'>' if low_open else '>='} {low}")
-    if high is not None:
-      bounds.append(f"<= {high}")
-    raise ValueError(f"{name} must be a finite number "
-                     f"{' and '.join(bounds)}, got {value!r}")
+# A resignation threshold below every value: resignation off, as a number.
+RESIGN_NEVER = -2.0
 
 
-def _int(name, value, low):
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+@struct.dataclass
+class AlphaZeroParams:
+  """The traced parameters of `alphazero_search` (float32 scalars, or `[P]`
+  when stacked for a sweep). Meanings as in `AlphaZeroSearchConfig`; here
+  `c_puct_base` is `CONSTANT_C_BASE` for a constant c_puct and
+  `resign_threshold` is `RESIGN_NEVER` for no resignation."""
+  c_puct: chex.Array
+  c_puct_base: chex.Array
+  dirichlet_alpha: chex.Array
+  dirichlet_fraction: chex.Array
+  temperature: chex.Array
+  temperature_moves: chex.Array
+  gumbel_scale: chex.Array
+  resign_threshold: chex.Array
+  resign_disabled_fraction: chex.Array
+
+  BOUNDS = {
+      "c_puct": (0, None, False),
+      "c_puct_base": (0, None, True),
+      "dirichlet_alpha": (0, None, True),
+      "dirichlet_fraction": (0, 1, False),
+      "temperature": (0, None, False),
+      "temperature_moves": (0, None, False),
+      "gumbel_scale": (0, None, False),
+      "resign_threshold": (RESIGN_NEVER, 1, False),
+      "resign_disabled_fraction": (0, 1, False),
+  }
+
+  def check(self) -> "AlphaZeroParams":
+    """Raises ValueError naming a concrete field out of range; returns self."""
+    params_lib.check_params(self, self.BOUNDS)
+    return self
+
+  def for_evaluation(self) -> "AlphaZeroParams":
+    """Root noise, move sampling and resignation off (any leaf shape)."""
+    like = lambda x, v: jnp.full_like(x, v, dtype=jnp.float32)
+    return self.replace(
+        dirichlet_fraction=like(self.dirichlet_fraction, 0.0),
+        gumbel_scale=like(self.gumbel_scale, 0.0),
+        temperature_moves=like(self.temperature_moves, 0.0),
+        resign_threshold=like(self.resign_threshold, RESIGN_NEVER))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaZeroStatic:
+  """What fixes the compiled search: shapes and code paths. Hashable, so it
+  can be a static argument; see `AlphaZeroSearchConfig` for the fields."""
+  num_simulations: int
+  policy: str = "gumbel"
+  normalize_q: bool = True
+  max_num_considered_actions: int | None = None
+  max_depth: int | None = None
+
+  def __post_init__(self):
+    base.check_num_simulations(self.num_simulations)
+    if self.policy not in POLICIES:
+      raise ValueError(f"policy must be one of {POLICIES}, got "
+                       f"{self.policy!r}")
+    if not isinstance(self.normalize_q, bool):
+      raise ValueError(f"normalize_q must be a bool, got {self.normalize_q!r}")
+    if self.max_num_considered_actions is not None:
+      params_lib.check_int("max_num_considered_actions",
+                           self.max_num_considered_actions, 1)
+    if self.max_depth is not None:
+      params_lib.check_int("max_depth", self.max_depth, 1)
+
+  def num_considered_actions(self, game: game_base.Game) -> int:
+    """Gumbel's starting number of actions for `game`; checks the bound."""
+    m = self.max_num_considered_actions
+    if m is None:
+      return min(16, game.num_actions)
+    if m > game.num_actions:
+      raise ValueError(
+          f"max_num_considered_actions={m} exceeds the {game.name} action "
+          f"space of {game.num_actions}")
+    return m
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AlphaZeroSearchConfig:
   """Every knob of the network-guided search, and of acting on its result.
+
+  `split()` gives the static part (`AlphaZeroStatic`: simulations, policy,
+  normalize_q, considered actions, depth) and the traced `AlphaZeroParams`
+  (everything else); pass both to `alphazero_search` to reuse one compiled
+  search across parameter values or to sweep them (`search.sweep`).
 
   Attributes:
     num_simulations: simulations per move (>= 1).
@@ -114,28 +180,48 @@ class AlphaZeroSearchConfig:
   resign_disabled_fraction: float = 0.1
 
   def __post_init__(self):
-    base.check_num_simulations(self.num_simulations)
-    if self.policy not in POLICIES:
-      raise ValueError(f"policy must be one of {POLICIES}, got "
-                       f"{self.policy!r}")
-    _number("c_puct", self.c_puct, low=0)
+    self.static()  # Checks the static fields.
+    check = params_lib.check_number
+    check("c_puct", self.c_puct, low=0)
     if self.c_puct_base is not None:
-      _number("c_puct_base", self.c_puct_base, low=0, low_open=True)
-    if not isinstance(self.normalize_q, bool):
-      raise ValueError(f"normalize_q must be a bool, got {self.normalize_q!r}")
-    _number("dirichlet_alpha", self.dirichlet_alpha, low=0, low_open=True)
-    _number("dirichlet_fraction", self.dirichlet_fraction, low=0, high=1)
-    _number("temperature", self.temperature, low=0)
-    _int("temperature_moves", self.temperature_moves, 0)
-    _number("gumbel_scale", self.gumbel_scale, low=0)
-    if self.max_num_considered_actions is not None:
-      _int("max_num_considered_actions", self.max_num_considered_actions, 1)
-    if self.max_depth is not None:
-      _int("max_depth", self.max_depth, 1)
+      check("c_puct_base", self.c_puct_base, low=0, low_open=True)
+    check("dirichlet_alpha", self.dirichlet_alpha, low=0, low_open=True)
+    check("dirichlet_fraction", self.dirichlet_fraction, low=0, high=1)
+    check("temperature", self.temperature, low=0)
+    params_lib.check_int("temperature_moves", self.temperature_moves, 0)
+    check("gumbel_scale", self.gumbel_scale, low=0)
     if self.resign_threshold is not None:
-      _number("resign_threshold", self.resign_threshold, low=-1, high=1)
-    _number("resign_disabled_fraction", self.resign_disabled_fraction, low=0,
-            high=1)
+      check("resign_threshold", self.resign_threshold, low=-1, high=1)
+    check("resign_disabled_fraction", self.resign_disabled_fraction, low=0,
+          high=1)
+
+  def static(self) -> AlphaZeroStatic:
+    """The part that fixes the compiled program."""
+    return AlphaZeroStatic(
+        num_simulations=self.num_simulations, policy=self.policy,
+        normalize_q=self.normalize_q,
+        max_num_considered_actions=self.max_num_considered_actions,
+        max_depth=self.max_depth)
+
+  def params(self) -> AlphaZeroParams:
+    """The traced part, as float32 scalars."""
+    f = params_lib.as_float
+    return AlphaZeroParams(
+        c_puct=f(self.c_puct),
+        c_puct_base=f(CONSTANT_C_BASE if self.c_puct_base is None
+                      else self.c_puct_base),
+        dirichlet_alpha=f(self.dirichlet_alpha),
+        dirichlet_fraction=f(self.dirichlet_fraction),
+        temperature=f(self.temperature),
+        temperature_moves=f(self.temperature_moves),
+        gumbel_scale=f(self.gumbel_scale),
+        resign_threshold=f(RESIGN_NEVER if self.resign_threshold is None
+                           else self.resign_threshold),
+        resign_disabled_fraction=f(self.resign_disabled_fraction))
+
+  def split(self) -> Tuple[AlphaZeroStatic, AlphaZeroParams]:
+    """`(static(), params())`."""
+    return self.static(), self.params()
 
   def for_evaluation(self) -> "AlphaZeroSearchConfig":
     """The same search with root noise and move sampling switched off."""
@@ -144,14 +230,7 @@ class AlphaZeroSearchConfig:
 
   def num_considered_actions(self, game: game_base.Game) -> int:
     """Gumbel's starting number of actions for `game`; checks the bound."""
-    m = self.max_num_considered_actions
-    if m is None:
-      return min(16, game.num_actions)
-    if m > game.num_actions:
-      raise ValueError(
-          f"max_num_considered_actions={m} exceeds the {game.name} action "
-          f"space of {game.num_actions}")
-    return m
+    return self.static().num_considered_actions(game)
 
 
 @struct.dataclass
@@ -226,7 +305,9 @@ def _greedy(key, weights, legal):
 def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
                      variables: chex.ArrayTree, key: chex.PRNGKey,
                      states: game_base.State, *,
-                     config: AlphaZeroSearchConfig) -> AlphaZeroSearchOutput:
+                     config: AlphaZeroSearchConfig | AlphaZeroStatic,
+                     params: AlphaZeroParams | None = None
+                     ) -> AlphaZeroSearchOutput:
   """Runs the search from each root state and picks a move.
 
   Args:
@@ -236,12 +317,18 @@ def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
     key: PRNG key, consumed.
     states: batched states `[B]`. Terminated ones are searched too (fixed
       shapes) and get meaningless outputs.
-    config: the search.
+    config: the search: a full `AlphaZeroSearchConfig`, or its static part
+      (then `params` is required).
+    params: the traced parameters; default the config's own. Pass them as a
+      jit argument (config static) to search many values with one
+      compilation.
 
   Returns:
     `AlphaZeroSearchOutput` of batch B.
   """
-  batch = base.check_batch(states)
+  static, params = params_lib.resolve(config, params, AlphaZeroSearchConfig,
+                                      AlphaZeroStatic, AlphaZeroParams)
+  base.check_batch(states)
   search_key, act_key, tie_key = jax.random.split(key, 3)
   logits, value = evaluate_states(game, evaluate, variables, states)
   legal = states.legal_action_mask
@@ -249,29 +336,28 @@ def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
                            embedding=states)
   invalid = ~legal
   recurrent_fn = make_recurrent_fn(game, evaluate)
-  sampling = (states.step_count < config.temperature_moves) & (
-      config.temperature > 0)
-  if config.policy == "gumbel":
+  sampling = (states.step_count < params.temperature_moves) & (
+      params.temperature > 0)
+  if static.policy == "gumbel":
     out = mctx.gumbel_muzero_policy(
         params=variables, rng_key=search_key, root=root,
-        recurrent_fn=recurrent_fn, num_simulations=config.num_simulations,
-        invalid_actions=invalid, max_depth=config.max_depth,
-        max_num_considered_actions=config.num_considered_actions(game),
-        gumbel_scale=config.gumbel_scale)
+        recurrent_fn=recurrent_fn, num_simulations=static.num_simulations,
+        invalid_actions=invalid, max_depth=static.max_depth,
+        max_num_considered_actions=static.num_considered_actions(game),
+        gumbel_scale=params.gumbel_scale)
     greedy = _greedy(tie_key, out.action_weights, legal)
     action = jnp.where(sampling, out.action, greedy)
   else:
     qtransform = (mctx.qtransform_by_parent_and_siblings
-                  if config.normalize_q else qtransform_raw)
+                  if static.normalize_q else qtransform_raw)
     out = mctx.muzero_policy(
         params=variables, rng_key=search_key, root=root,
-        recurrent_fn=recurrent_fn, num_simulations=config.num_simulations,
-        invalid_actions=invalid, max_depth=config.max_depth,
-        qtransform=qtransform, dirichlet_fraction=config.dirichlet_fraction,
-        dirichlet_alpha=config.dirichlet_alpha, pb_c_init=config.c_puct,
-        pb_c_base=(_CONSTANT_C_BASE if config.c_puct_base is None
-                   else config.c_puct_base))
-    tau = max(float(config.temperature), 1e-6)
+        recurrent_fn=recurrent_fn, num_simulations=static.num_simulations,
+        invalid_actions=invalid, max_depth=static.max_depth,
+        qtransform=qtransform, dirichlet_fraction=params.dirichlet_fraction,
+        dirichlet_alpha=params.dirichlet_alpha, pb_c_init=params.c_puct,
+        pb_c_base=params.c_puct_base)
+    tau = jnp.maximum(params.temperature, 1e-6)
     # pi^(1/tau) as logits; log 0 = -inf keeps unvisited moves out.
     sample_logits = jnp.where(out.action_weights > 0,
                               jnp.log(out.action_weights) / tau, -jnp.inf)
@@ -290,16 +376,24 @@ def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
 
 
 def network_agent(game: game_base.Game, evaluate: EvaluateFn,
-                  variables: chex.ArrayTree, config: AlphaZeroSearchConfig,
-                  *, for_evaluation: bool = True) -> base.Agent:
-  """Network + search as an `Agent`; noise and sampling off by default."""
+                  variables: chex.ArrayTree,
+                  config: AlphaZeroSearchConfig | AlphaZeroStatic,
+                  *, for_evaluation: bool = True,
+                  params: AlphaZeroParams | None = None) -> base.Agent:
+  """Network + search as an `Agent`; noise and sampling off by default
+  (on the config's own params or on `params`)."""
   if for_evaluation:
-    config = config.for_evaluation()
-  config.num_considered_actions(game)  # Fail here, not inside a trace.
+    if isinstance(config, AlphaZeroSearchConfig):
+      config = config.for_evaluation()
+    if params is not None:
+      params = params.for_evaluation()
+  static, params = params_lib.resolve(config, params, AlphaZeroSearchConfig,
+                                      AlphaZeroStatic, AlphaZeroParams)
+  static.num_considered_actions(game)  # Fail here, not inside a trace.
 
   def agent(states, key):
     return alphazero_search(game, evaluate, variables, key, states,
-                            config=config).action
+                            config=static, params=params).action
   return agent
 
 

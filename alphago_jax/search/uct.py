@@ -35,16 +35,48 @@ import chex
 import jax
 import jax.numpy as jnp
 import mctx
+from flax import struct
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
+from alphago_jax.search import params as params_lib
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn
 from alphago_jax.search.tree_search import search as tree_search
 
 
+@struct.dataclass
+class UCTParams:
+  """The traced parameters of `uct_search`: the UCB1 constant c (float32,
+  `[]` or `[P]` when stacked for a sweep)."""
+  exploration: chex.Array
+
+  BOUNDS = {"exploration": (0, None, False)}
+
+  def check(self) -> "UCTParams":
+    """Raises ValueError naming a concrete field out of range; returns self."""
+    params_lib.check_params(self, self.BOUNDS)
+    return self
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class UCTStatic:
+  """What fixes the compiled UCT search (see `UCTConfig`); hashable."""
+  num_simulations: int
+  max_depth: int | None = None
+  rollout_policy: str = "random"
+
+  def __post_init__(self):
+    base.check_num_simulations(self.num_simulations)
+    if self.max_depth is not None and (
+        not isinstance(self.max_depth, int) or self.max_depth < 1):
+      raise ValueError(
+          f"max_depth must be a positive integer or None, got "
+          f"{self.max_depth!r}")
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class UCTConfig:
-  """UCT hyperparameters.
+  """UCT hyperparameters; `split()` gives `(UCTStatic, UCTParams)`.
 
   Attributes:
     num_simulations: simulations (one new node, one rollout each) per move.
@@ -59,17 +91,23 @@ class UCTConfig:
   rollout_policy: str = "random"
 
   def __post_init__(self):
-    base.check_num_simulations(self.num_simulations)
+    self.static()  # Checks the static fields.
     c = self.exploration
     if isinstance(c, bool) or not isinstance(c, (int, float)) or not (
         math.isfinite(c) and c >= 0):
       raise ValueError(
           f"exploration constant c must be finite and >= 0, got {c!r}")
-    if self.max_depth is not None and (
-        not isinstance(self.max_depth, int) or self.max_depth < 1):
-      raise ValueError(
-          f"max_depth must be a positive integer or None, got "
-          f"{self.max_depth!r}")
+
+  def static(self) -> UCTStatic:
+    return UCTStatic(num_simulations=self.num_simulations,
+                     max_depth=self.max_depth,
+                     rollout_policy=self.rollout_policy)
+
+  def params(self) -> UCTParams:
+    return UCTParams(exploration=params_lib.as_float(self.exploration))
+
+  def split(self) -> tuple[UCTStatic, UCTParams]:
+    return self.static(), self.params()
 
 
 def ucb1_scores(win_rate: chex.Array, visits: chex.Array,
@@ -151,20 +189,23 @@ def rollout_recurrent_fn(game: game_base.Game, rollout_policy: str = "random"
 
 
 def uct_search(game: game_base.Game, key: chex.PRNGKey,
-               states: game_base.State, *, config: UCTConfig
-               ) -> base.SearchOutput:
+               states: game_base.State, *, config: UCTConfig | UCTStatic,
+               params: UCTParams | None = None) -> base.SearchOutput:
   """Runs UCT from each root state and plays the most-visited child.
 
   Args:
     game: the game.
     key: PRNG key, consumed.
     states: batched states `[B]`.
-    config: UCT hyperparameters.
+    config: UCT hyperparameters, or their static part with `params`.
+    params: the traced UCB1 constant; default the config's own.
 
   Returns:
     `SearchOutput` with `action` `[B]`, root `visit_counts` `[B, A]` and
     `win_rates` `[B, A]`.
   """
+  config, params = params_lib.resolve(config, params, UCTConfig, UCTStatic,
+                                     UCTParams)
   batch = base.check_batch(states)
   # Every draw inside the search (mctx's per-level key splits, UCB1
   # tie-breaks, rollouts) uses the cheap hash PRNG; see rollout.py.
@@ -174,7 +215,7 @@ def uct_search(game: game_base.Game, key: chex.PRNGKey,
       value=jnp.zeros((batch,), jnp.float32),
       embedding=states)
   select = functools.partial(ucb1_action_selection,
-                             exploration=float(config.exploration))
+                             exploration=params.exploration)
   tree = tree_search(
       params=None, rng_key=search_key, root=root,
       recurrent_fn=rollout_recurrent_fn(game, config.rollout_policy),
@@ -194,8 +235,12 @@ def uct_search(game: game_base.Game, key: chex.PRNGKey,
                            win_rates=win_rates)
 
 
-def uct_agent(game: game_base.Game, config: UCTConfig) -> base.Agent:
+def uct_agent(game: game_base.Game, config: UCTConfig | UCTStatic,
+              params: UCTParams | None = None) -> base.Agent:
   """UCT as an `Agent`: (states `[B]`, key) -> actions `[B]`."""
+  config, params = params_lib.resolve(config, params, UCTConfig, UCTStatic,
+                                     UCTParams)
+
   def agent(states, key):
-    return uct_search(game, key, states, config=config).action
+    return uct_search(game, key, states, config=config, params=params).action
   return agent

@@ -54,12 +54,16 @@ def make_reference_evaluator(game: game_base.Game, config: TrainConfig,
   """
   network = make_network(game, config.model)
   evaluate = make_evaluate_fn(network)
-  search = (search or config.search).for_evaluation()
+  # The search's parameters are an argument of the compiled evaluation, not
+  # constants baked into it.
+  static, search_params = (search or config.search).for_evaluation().split()
 
   @jax.jit
-  def run(variables, key):
+  def run(variables, key, search_params):
     agents = {"policy": policy_agent(game, evaluate, variables),
-              "search": network_agent(game, evaluate, variables, search)}
+              "search": network_agent(game, evaluate, variables, static,
+                                      for_evaluation=False,
+                                      params=search_params)}
     out = {}
     for i, (label, agent) in enumerate(agents.items()):
       k1, k2 = jax.random.split(jax.random.fold_in(key, i))
@@ -71,7 +75,7 @@ def make_reference_evaluator(game: game_base.Game, config: TrainConfig,
   def evaluator(state: TrainState) -> Dict[str, Any]:
     key = jax.random.fold_in(jax.random.key(seed),
                              int(jax.device_get(state.iteration)))
-    out = jax.device_get(run(variables_of(state), key))
+    out = jax.device_get(run(variables_of(state), key, search_params))
     metrics = {}
     for label, (first, second) in out.items():
       for colour, wdl in (("as_first", first), ("as_second", second)):

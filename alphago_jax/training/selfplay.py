@@ -31,8 +31,10 @@ from flax import struct
 
 from alphago_jax.games import base as game_base
 from alphago_jax.types import EvaluateFn
-from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
-                                          alphazero_search)
+from alphago_jax.search import params as params_lib
+from alphago_jax.search.alphazero import (AlphaZeroParams,
+                                          AlphaZeroSearchConfig,
+                                          AlphaZeroStatic, alphazero_search)
 from alphago_jax.search.rollout import random_legal_action
 from alphago_jax.training.replay import Sample
 
@@ -71,7 +73,9 @@ def _select(mask, new, old):
 
 def self_play(game: game_base.Game, evaluate: EvaluateFn,
               variables: chex.ArrayTree, key: chex.PRNGKey, *,
-              num_games: int, max_moves: int, config: AlphaZeroSearchConfig,
+              num_games: int, max_moves: int,
+              config: AlphaZeroSearchConfig | AlphaZeroStatic,
+              params: AlphaZeroParams | None = None,
               random_opening_moves: int = 0, constrain=lambda x: x
               ) -> Tuple[Sample, chex.Array, SelfPlayStats]:
   """Plays one chunk of self-play.
@@ -83,7 +87,10 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     key: PRNG key, consumed.
     num_games: B.
     max_moves: T, moves per chunk.
-    config: the search (with its exploration settings for self-play).
+    config: the search (with its exploration settings for self-play), or
+      its static part with `params`.
+    params: the search's traced parameters (resignation included); default
+      the config's own.
     random_opening_moves: k, the most random opening moves (see module).
     constrain: applied to every `[B, ...]` pytree (the data-parallel
       sharding constraint); identity on one device.
@@ -94,10 +101,12 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
   init_key, resign_key, opening_key, loop_key = jax.random.split(key, 4)
   states = constrain(jax.vmap(game.init)(jax.random.split(init_key,
                                                           num_games)))
-  resign_on = config.resign_threshold is not None
+  static, params = params_lib.resolve(config, params, AlphaZeroSearchConfig,
+                                      AlphaZeroStatic, AlphaZeroParams)
   resign_allowed = jax.random.uniform(resign_key, (num_games,)) >= (
-      config.resign_disabled_fraction)
-  threshold = config.resign_threshold if resign_on else -2.0
+      params.resign_disabled_fraction)
+  # RESIGN_NEVER (no resignation) lies below every root value.
+  threshold = params.resign_threshold
   opening = jax.random.randint(opening_key, (num_games,), 0,
                                random_opening_moves + 1)
 
@@ -105,7 +114,7 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     states, done, outcome0, resigned, would = carry
     search_key, random_key = jax.random.split(step_key)
     out = alphazero_search(game, evaluate, variables, search_key, states,
-                           config=config)
+                           config=static, params=params)
     player = states.current_player
     in_opening = states.step_count < opening
     random_moves = jax.vmap(random_legal_action)(

@@ -1,0 +1,404 @@
+"""AlphaGo's search (Silver et al. 2016): PUCT with a policy prior and leaves
+valued by a mix of a value network and rollouts.
+
+Selection, at every node: a = argmax_a Q(s, a) + u(s, a) with
+
+    u(s, a) = c_puct · P(s, a) · √N(s) / (1 + N(s, a)),
+
+Q(s, a) the raw mean value of the child in [-1, 1] from the mover's view
+(mctx's `qvalues`, no normalisation; 0 for an unvisited child: AlphaGo's
+initial Q), P the prior (softmax of the policy's legal logits, computed when
+the node is created) and N(s) mctx's visit count of the node. That count is
+Σ_b N(s, b) + 1, the evaluation that created the node included, so a fresh
+node follows the prior; with the paper's Σ_b N(s, b) every u is 0 there and
+the first choice is a tie-break. Illegal actions are never selected (read
+from each node's game state). The move played is the most visited.
+
+Leaf evaluation, inside mctx's `recurrent_fn`, for the new node s_L:
+
+    V(s_L) = (1 − λ) · v(s_L) + λ · z_L,
+
+v the value network, z_L the mean outcome of `rollouts_per_leaf` playouts
+from s_L to the end of the game (for Go, the lean playout path
+`games.GoPlayout` with a rollout policy by name). Both are from the view of
+the player to move at s_L; a terminal s_L is worth 0 (its outcome was paid on
+the edge into it; signs and discounts as in `alphazero.py`). The root is
+evaluated the same way.
+
+λ (`mixing`) is a traced parameter. What runs:
+
+* static flags `use_value` / `use_rollouts` (by default from λ at config
+  construction: `use_value = λ < 1`, `use_rollouts = λ > 0`) decide which
+  code exists: λ fixed at 0 compiles no rollout, λ fixed at 1 no value
+  network;
+* with both, `jax.lax.cond` on λ runs only the value network when λ = 0 and
+  only the rollouts when λ = 1. Under `jax.vmap` over λ (a sweep) the cond
+  becomes a select and both branches run for every value: inherent to
+  batching.
+
+Not reproduced from the paper: the expansion threshold (AlphaGo expanded a
+leaf after 40 visits; here every simulation expands one node, as mctx does),
+virtual loss, asynchronous evaluation and the tree policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+from flax import struct
+
+from alphago_jax.games import base as game_base
+from alphago_jax.search import base
+from alphago_jax.search import params as params_lib
+from alphago_jax.search.rollout import hash_prng_key, rollout_fn
+from alphago_jax.search.tree_search import search as tree_search
+from alphago_jax.search.uct import make_transition
+from alphago_jax.types import MASKED_LOGIT, EvaluateFn, PolicyFn, ValueFn
+
+
+@struct.dataclass
+class AlphaGoParams:
+  """The traced parameters of `alphago_search` (float32 scalars, or `[P]`
+  when stacked for a sweep).
+
+  Attributes:
+    c_puct: the exploration constant (AlphaGo: 5), on raw Q in [-1, 1].
+    mixing: λ in [0, 1], the rollouts' weight in the leaf value.
+  """
+  c_puct: chex.Array
+  mixing: chex.Array
+
+  BOUNDS = {"c_puct": (0, None, False), "mixing": (0, 1, False)}
+
+  def check(self) -> "AlphaGoParams":
+    """Raises ValueError naming a concrete field out of range; returns self."""
+    params_lib.check_params(self, self.BOUNDS)
+    return self
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaGoStatic:
+  """What fixes the compiled search (see `AlphaGoSearchConfig`); hashable."""
+  num_simulations: int
+  use_value: bool = True
+  use_rollouts: bool = True
+  rollouts_per_leaf: int = 1
+  rollout_policy: str = "random"
+  max_depth: int | None = None
+
+  def __post_init__(self):
+    base.check_num_simulations(self.num_simulations)
+    for name in ("use_value", "use_rollouts"):
+      if not isinstance(getattr(self, name), bool):
+        raise ValueError(f"{name} must be a bool, got "
+                         f"{getattr(self, name)!r}")
+    if not (self.use_value or self.use_rollouts):
+      raise ValueError("use_value and use_rollouts are both False: a leaf "
+                       "needs a value network or rollouts")
+    params_lib.check_int("rollouts_per_leaf", self.rollouts_per_leaf, 1)
+    if not isinstance(self.rollout_policy, str):
+      raise ValueError(f"rollout_policy must be a name, got "
+                       f"{self.rollout_policy!r}")
+    if self.max_depth is not None:
+      params_lib.check_int("max_depth", self.max_depth, 1)
+
+  def check_mixing(self, mixing) -> None:
+    """λ must not ask for a leaf evaluator this program does not have
+    (checked where λ is concrete)."""
+    if not params_lib.is_concrete(mixing):
+      return
+    lam = np.asarray(mixing)
+    if not self.use_rollouts and bool(np.any(lam != 0)):
+      raise ValueError(f"mixing={mixing!r} needs rollouts, but "
+                       "use_rollouts=False (it allows only mixing=0)")
+    if not self.use_value and bool(np.any(lam != 1)):
+      raise ValueError(f"mixing={mixing!r} needs the value network, but "
+                       "use_value=False (it allows only mixing=1)")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaGoSearchConfig:
+  """AlphaGo's search; `split()` gives `(AlphaGoStatic, AlphaGoParams)`.
+
+  Attributes:
+    num_simulations: simulations (one new node each) per move.
+    c_puct: exploration constant on raw Q (traced).
+    mixing: λ, the rollouts' weight in V = (1 − λ) v + λ z (traced;
+      AlphaGo: 0.5).
+    use_value: compile the value network in; None: λ < 1.
+    use_rollouts: compile rollouts in; None: λ > 0.
+    rollouts_per_leaf: playouts averaged into z_L.
+    rollout_policy: by name (`rollout.rollout_fn`): "random" for every game;
+      Go also "heuristic" and any registered policy.
+    max_depth: deepest tree path; None means num_simulations.
+  """
+  num_simulations: int
+  c_puct: float = 5.0
+  mixing: float = 0.5
+  use_value: Optional[bool] = None
+  use_rollouts: Optional[bool] = None
+  rollouts_per_leaf: int = 1
+  rollout_policy: str = "random"
+  max_depth: int | None = None
+
+  def __post_init__(self):
+    params_lib.check_number("c_puct", self.c_puct, low=0)
+    params_lib.check_number("mixing", self.mixing, low=0, high=1)
+    self.static().check_mixing(self.mixing)
+
+  def static(self) -> AlphaGoStatic:
+    """The part that fixes the compiled program."""
+    use_value = self.mixing < 1 if self.use_value is None else self.use_value
+    use_rollouts = (self.mixing > 0 if self.use_rollouts is None
+                    else self.use_rollouts)
+    return AlphaGoStatic(
+        num_simulations=self.num_simulations, use_value=use_value,
+        use_rollouts=use_rollouts, rollouts_per_leaf=self.rollouts_per_leaf,
+        rollout_policy=self.rollout_policy, max_depth=self.max_depth)
+
+  def params(self) -> AlphaGoParams:
+    """The traced part, as float32 scalars."""
+    return AlphaGoParams(c_puct=params_lib.as_float(self.c_puct),
+                         mixing=params_lib.as_float(self.mixing))
+
+  def split(self) -> Tuple[AlphaGoStatic, AlphaGoParams]:
+    return self.static(), self.params()
+
+
+@struct.dataclass
+class AlphaGoSearchOutput:
+  """Search results for a batch of root states.
+
+  Attributes:
+    action: int32 `[B]`, the most visited legal move (ties at random).
+    visit_counts: int32 `[B, num_actions]`, root visit counts.
+    action_weights: float32 `[B, num_actions]`, visit proportions.
+    q_values: float32 `[B, num_actions]`, raw Q of the root's children in
+      [-1, 1], mover's view; 0 for unvisited ones.
+    root_value: float32 `[B]`, the search's value of the root.
+  """
+  action: chex.Array
+  visit_counts: chex.Array
+  action_weights: chex.Array
+  q_values: chex.Array
+  root_value: chex.Array
+
+
+def split_evaluate(game: game_base.Game, evaluate: EvaluateFn
+                   ) -> Tuple[PolicyFn, ValueFn]:
+  """A policy-value network as AlphaGo's two functions: its policy head as
+  the prior and its value head as v. The network runs once for each (so
+  λ = 1 really skips the value head); XLA may share the common trunk."""
+  def policy_fn(variables, obs, legal):
+    return evaluate(variables, obs, legal)[0]
+
+  def value_fn(variables, obs):
+    # The value head does not depend on the legal mask.
+    legal = jnp.ones((obs.shape[0], game.num_actions), jnp.bool_)
+    return evaluate(variables, obs, legal)[1]
+  return policy_fn, value_fn
+
+
+def puct_scores(q: chex.Array, prior: chex.Array, visits: chex.Array,
+                parent_visits: chex.Array, c_puct) -> chex.Array:
+  """AlphaGo's Q + u, u = c_puct · P · √N(s) / (1 + N(s, a)).
+
+  Args:
+    q: float `[A]`, raw Q in [-1, 1] (0 for unvisited children).
+    prior: float `[A]`, P(s, a).
+    visits: int `[A]`, N(s, a).
+    parent_visits: int `[]`, N(s).
+    c_puct: the constant.
+
+  Returns:
+    float32 `[A]`.
+  """
+  n = jnp.asarray(parent_visits, jnp.float32)
+  u = c_puct * prior * jnp.sqrt(n) / (1.0 + visits.astype(jnp.float32))
+  return (q + u).astype(jnp.float32)
+
+
+def alphago_action_selection(rng_key: chex.PRNGKey, tree: mctx.Tree,
+                             node_index: chex.Array, depth: chex.Array = 0,
+                             *, c_puct) -> chex.Array:
+  """mctx action-selection function: the legal child with the best Q + u.
+
+  Unbatched tree (mctx vmaps the walk); embeddings are game states, so
+  legality is read from the node's own state. Exact ties are broken
+  uniformly at random.
+  """
+  del depth
+  visits = tree.children_visits[node_index]
+  q = jnp.where(visits > 0, tree.qvalues(node_index), 0.0)
+  prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+  scores = puct_scores(q, prior, visits, tree.node_visits[node_index],
+                       c_puct)
+  legal = tree.embeddings.legal_action_mask[node_index]
+  return base.argmax_random_tiebreak(rng_key, scores, legal)
+
+
+def _prior_logits(game, policy_fn, variables, states, obs):
+  legal = states.legal_action_mask
+  logits = policy_fn(variables, obs, legal)
+  chex.assert_shape(logits, (legal.shape[0], game.num_actions))
+  return jnp.where(legal, logits, MASKED_LOGIT).astype(jnp.float32)
+
+
+def make_leaf_value(game: game_base.Game, value_fn: ValueFn | None,
+                    static: AlphaGoStatic):
+  """`leaf_value(value_variables, mixing, key, states [B], obs [B, ...])`
+  -> float32 `[B]`: V = (1 − λ) v + λ z for the player to move, 0 at
+  terminal states. Runs only the evaluators the static flags and λ need
+  (see the module docstring)."""
+  if static.use_value and value_fn is None:
+    raise ValueError("use_value=True needs a value function (or set "
+                     "mixing=1 / use_value=False)")
+  play_out = rollout_fn(game, static.rollout_policy)
+  reps = static.rollouts_per_leaf
+
+  def net(variables, obs, states):
+    v = value_fn(variables, obs)
+    chex.assert_shape(v, (states.current_player.shape[0],))
+    return v.astype(jnp.float32)
+
+  def rollouts(key, states):
+    batch = states.current_player.shape[0]
+    keys = jax.random.split(key, (batch, reps))
+    outcome = jax.vmap(lambda ks, s: jax.vmap(
+        lambda k: play_out(k, s))(ks))(keys, states)  # [B, R, 2]
+    mover = states.current_player
+    z = jnp.take_along_axis(outcome, mover[:, None, None], axis=-1)[..., 0]
+    return jnp.mean(z, axis=1).astype(jnp.float32)
+
+  def leaf_value(variables, mixing, key, states, obs):
+    if static.use_value and static.use_rollouts:
+      lam = jnp.asarray(mixing, jnp.float32)
+      value = jax.lax.cond(
+          lam == 0.0, lambda: net(variables, obs, states),
+          lambda: jax.lax.cond(
+              lam == 1.0, lambda: rollouts(key, states),
+              lambda: ((1.0 - lam) * net(variables, obs, states)
+                       + lam * rollouts(key, states))))
+    elif static.use_value:
+      value = net(variables, obs, states)
+    else:
+      value = rollouts(key, states)
+    return jnp.where(states.terminated, 0.0, value)
+
+  return leaf_value
+
+
+def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
+                      value_fn: ValueFn | None, static: AlphaGoStatic
+                      ) -> mctx.RecurrentFn:
+  """mctx `recurrent_fn`: step the game; the prior and V of the new node.
+
+  mctx's `params` is `((policy_variables, value_variables), mixing)`.
+  """
+  leaf_value = make_leaf_value(game, value_fn, static)
+
+  def recurrent_fn(params, rng_key, action, embedding):
+    (policy_variables, value_variables), mixing = params
+    next_state, reward, discount = jax.vmap(
+        functools.partial(make_transition, game))(embedding, action)
+    obs = jax.vmap(game.observe)(next_state)
+    logits = _prior_logits(game, policy_fn, policy_variables, next_state,
+                           obs)
+    value = leaf_value(value_variables, mixing, rng_key, next_state, obs)
+    out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32),
+                                 discount=discount.astype(jnp.float32),
+                                 prior_logits=logits, value=value)
+    return out, next_state
+
+  return recurrent_fn
+
+
+def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
+                   value_fn: ValueFn | None,
+                   variables: Tuple[chex.ArrayTree, chex.ArrayTree],
+                   key: chex.PRNGKey, states: game_base.State, *,
+                   config: AlphaGoSearchConfig | AlphaGoStatic,
+                   params: AlphaGoParams | None = None
+                   ) -> AlphaGoSearchOutput:
+  """Runs AlphaGo's search from each root state and plays the most visited
+  move.
+
+  Args:
+    game: the game.
+    policy_fn: the prior, `(variables, obs [B, ...], legal [B, A]) -> logits
+      [B, A]` (AlphaGo's p_σ; `split_evaluate` for a policy-value network).
+    value_fn: v, `(variables, obs [B, ...]) -> [B]` for the player to move;
+      None when the config has no value network.
+    variables: `(policy_variables, value_variables)`.
+    key: PRNG key, consumed.
+    states: batched root states `[B]`.
+    config: a full `AlphaGoSearchConfig`, or its static part with `params`.
+    params: the traced parameters; default the config's own.
+
+  Returns:
+    `AlphaGoSearchOutput` of batch B.
+  """
+  static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
+                                      AlphaGoStatic, AlphaGoParams)
+  static.check_mixing(params.mixing)
+  batch = base.check_batch(states)
+  policy_variables, value_variables = variables
+  # Every draw inside the search (tie-breaks, rollouts) uses the cheap hash
+  # PRNG, as UCT does; see rollout.py.
+  root_key, search_key, choice_key = jax.random.split(hash_prng_key(key), 3)
+  leaf_value = make_leaf_value(game, value_fn, static)
+  obs = jax.vmap(game.observe)(states)
+  root = mctx.RootFnOutput(
+      prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
+                                 obs),
+      value=leaf_value(value_variables, params.mixing, root_key, states, obs),
+      embedding=states)
+  select = functools.partial(alphago_action_selection, c_puct=params.c_puct)
+  tree = tree_search(
+      params=(variables, params.mixing), rng_key=search_key, root=root,
+      recurrent_fn=make_recurrent_fn(game, policy_fn, value_fn, static),
+      root_action_selection_fn=select, interior_action_selection_fn=select,
+      num_simulations=static.num_simulations, max_depth=static.max_depth,
+      invalid_actions=(~states.legal_action_mask).astype(jnp.float32))
+  legal = states.legal_action_mask
+  visits = tree.children_visits[:, tree.ROOT_INDEX]
+  q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)
+  action = jax.vmap(base.argmax_random_tiebreak)(
+      jax.random.split(choice_key, batch), visits.astype(jnp.float32), legal)
+  total = jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
+  return AlphaGoSearchOutput(
+      action=action.astype(jnp.int32),
+      visit_counts=visits.astype(jnp.int32),
+      action_weights=(visits / total).astype(jnp.float32),
+      q_values=jnp.where(visits > 0, q, 0.0).astype(jnp.float32),
+      root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32))
+
+
+def alphago_agent(game: game_base.Game, policy_fn: PolicyFn,
+                  value_fn: ValueFn | None,
+                  variables: Tuple[chex.ArrayTree, chex.ArrayTree],
+                  config: AlphaGoSearchConfig | AlphaGoStatic,
+                  params: AlphaGoParams | None = None) -> base.Agent:
+  """AlphaGo's search as an `Agent`: (states `[B]`, key) -> actions `[B]`."""
+  static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
+                                      AlphaGoStatic, AlphaGoParams)
+  static.check_mixing(params.mixing)
+  make_leaf_value(game, value_fn, static)  # Fail here, not inside a trace.
+
+  def agent(states, key):
+    return alphago_search(game, policy_fn, value_fn, variables, key, states,
+                          config=static, params=params).action
+  return agent
+
+
+def uniform_policy(variables, obs, legal) -> chex.Array:
+  """A `PolicyFn` with a uniform prior over legal moves (no network)."""
+  del variables, obs
+  return jnp.zeros(legal.shape, jnp.float32)
