@@ -20,6 +20,15 @@ processes hits both alike:
   without the eye rule, so its games run to OpenSpiel's cap of 2·N² more
   often), one thread.
 
+`--pattern` instead measures AlphaGo's fast rollout policy p_π (the
+committed weights, `GoPlayout(game, "pattern")`) beside uniform random
+playouts, ours only, 9×9 and 19×19 over batch sizes ("playouts" as above),
+and converts the best batch to microseconds per move per core (moves/s
+divided by the cores used) for comparison with the paper's 2 µs per move
+per CPU thread; its last line is `RESULT pattern_moves_per_s_9x9=<a>
+pattern_moves_per_s_19x19=<b> pattern_us_per_move_core_9x9=<c>
+pattern_us_per_move_core_19x19=<d> pattern_vs_random_19x19=<e>`.
+
 Compile excluded, one warm-up, block until ready, medians. OpenSpiel is an
 optional benchmark extra (`pip install open_spiel`); without it only our
 figures are printed and the ratios are nan.
@@ -28,6 +37,7 @@ figures are printed and the ratios are nan.
     python benchmarks/rollouts.py --gpu   # batches 4096..65536 on the GPU
     python benchmarks/rollouts.py --no-uct --sizes 9 --batches 64 \
         --strength 64 --strength-simulations 200
+    python benchmarks/rollouts.py --pattern [--batches 16 64 256 1024]
 
 Last line: `RESULT rollout_ratio_vs_openspiel_9x9=<a>
 rollout_ratio_vs_openspiel_19x19=<b> uct_ratio_vs_openspiel_9x9=<c>
@@ -84,13 +94,14 @@ def openspiel_uct(pyspiel, simulations: int, seed: int) -> float:
   return time.perf_counter() - t0
 
 
-def make_playouts(size: int, devices):
-  """(states [B], key) -> moves [B] played, sharded over `devices`."""
+def make_playouts(size: int, devices, policy="random"):
+  """(states [B], key) -> moves [B] played with `policy`, sharded over
+  `devices`."""
   from alphago_jax.games.go import Go  # pylint: disable=import-outside-toplevel
   from alphago_jax.games.go_playout import GoPlayout  # pylint: disable=import-outside-toplevel
   from alphago_jax.search import shard_games  # pylint: disable=import-outside-toplevel
   game = Go(size=size)
-  pl = GoPlayout(game)
+  pl = GoPlayout(game, policy)
 
   def play(states, key):
     keys = jax.random.split(key, states.board.shape[0])
@@ -179,6 +190,50 @@ def strength(games_count: int, simulations: int, devices) -> tuple:
           int(jnp.sum(total[half:, 1] > 0)), games_count - half)
 
 
+def pattern_rows(sizes, batches, repeats, devices) -> None:
+  """p_π playouts beside random ones (ours only); prints the table and the
+  RESULT line."""
+  cores = min(len(devices), os.cpu_count() or 1)
+  print(f"p_π (pattern) and random playouts from the empty board, "
+        f"{len(devices)} device(s) on {cores} core(s)\n")
+  print("| board | batch | policy | moves/s | µs per move per core | "
+        "moves per game |")
+  print("|---|---|---|---|---|---|")
+  best = {}
+  for size in sizes:
+    for policy in ("pattern", "random"):
+      game, play = make_playouts(size, devices, policy)
+      for b in batches:
+        if b % len(devices):
+          continue
+        states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), b))
+        timed(play, states, jax.random.key(0))         # compile, warm up
+        rates, lengths = [], []
+        for r in range(repeats):
+          dt, moves = timed(play, states, jax.random.key(r + 1))
+          rates.append(float(jnp.sum(moves)) / dt)
+          lengths.append(float(jnp.mean(moves)))
+        rate = statistics.median(rates)
+        key = (size, policy)
+        best[key] = max(best.get(key, 0.0), rate)
+        print(f"| {size}x{size} | {b} | {policy} | {rate:,.0f} | "
+              f"{1e6 * cores / rate:.2f} | {statistics.mean(lengths):.0f} |",
+              flush=True)
+  nan = float("nan")
+  fields = []
+  for size in (9, 19):
+    rate = best.get((size, "pattern"), nan)
+    fields.append(f"pattern_moves_per_s_{size}x{size}={rate:.0f}")
+  for size in (9, 19):
+    rate = best.get((size, "pattern"), nan)
+    fields.append(f"pattern_us_per_move_core_{size}x{size}="
+                  f"{1e6 * cores / rate:.2f}")
+  ratio = best.get((19, "pattern"), nan) / best.get((19, "random"), nan)
+  fields.append(f"pattern_vs_random_19x19={ratio:.3f}")
+  print()
+  print("RESULT " + " ".join(fields))
+
+
 def timed(fn, *args):
   t0 = time.perf_counter()
   out = jax.block_until_ready(fn(*args))
@@ -203,9 +258,16 @@ def main():
                  help="also play GAMES 9x9 games of UCT with heuristic "
                  "rollouts against UCT with random rollouts")
   p.add_argument("--strength-simulations", type=int, default=200)
+  p.add_argument("--pattern", action="store_true",
+                 help="only p_π (pattern) playouts beside random ones")
   args = p.parse_args()
   if not args.gpu:
     cpu_devices.use_cpu_devices(args.devices)
+  if args.pattern:
+    pattern_rows(args.sizes, args.batches or (
+        [4096, 16384] if args.gpu else [16, 64, 256, 1024]), args.repeats,
+                 jax.local_devices())
+    return
   batches = args.batches or ([4096, 16384, 65536] if args.gpu
                              else [64, 256, 1024, 4096])
   uct_batches = args.uct_batches or ([1024, 4096] if args.gpu else [64, 256])

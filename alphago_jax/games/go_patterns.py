@@ -50,8 +50,10 @@ an empty point other than those two (a second segment max). Liberties after
 a move at p are counted from its neighbours alone: p's empty neighbours,
 opponent stones in atari next to p (captured), and the other liberties of
 own chains next to p (the other extreme of a two-liberty chain; a chain of
-three or more always leaves two). That is exact for "at least two" and for
-"exactly one" when nothing is captured, which is all the slots need.
+three or more always leaves two). Without a capture that count is exact
+for "at least two" and "exactly one"; a capture can free further
+liberties away from p, which are not counted (so `save_atari` may miss a
+save that also captures; the `capture` slot fires there anyway).
 """
 
 from __future__ import annotations
@@ -302,7 +304,7 @@ def point_features(config: PatternConfig, playout: GoPlayout,
                    board: chex.Array, player: chex.Array,
                    last_move: chex.Array) -> chex.Array:
   """int32 `[N², K]`: the feature ids of a move at each point (one game;
-  `vmap` for a batch). Meaningful at empty points only.
+  `vmap` for a batch); occupied points hold the sentinel in every slot.
 
   Args:
     config: table sizes.
@@ -348,5 +350,6 @@ def point_features(config: PatternConfig, playout: GoPlayout,
          neighbour,
          jnp.where(self_atari, off["self_atari"], none),
          off["line"] + line]
-  return jnp.stack([jnp.broadcast_to(x, (n2,)).astype(jnp.int32)
-                    for x in ids], axis=-1)
+  ids = jnp.stack([jnp.broadcast_to(x, (n2,)).astype(jnp.int32)
+                   for x in ids], axis=-1)
+  return jnp.where((board == 0)[:, None], ids, none)

@@ -49,14 +49,16 @@ class RolloutTrainConfig:
     board_size: N of the positions.
     features: the feature set (table sizes).
     batch_size: positions a step.
-    learning_rate: Adam's step size (constant).
+    learning_rate: Adam's step size (the peak, with `schedule="cosine"`).
+    schedule: "constant", or "cosine" (decay to a tenth over the run).
     weight_decay: c of the penalty c * sum(w²) added to the mean nll.
     total_samples: training positions of the run.
   """
   board_size: int = 19
   features: go_patterns.PatternConfig = go_patterns.PatternConfig()
   batch_size: int = 256
-  learning_rate: float = 3e-3
+  learning_rate: float = 0.03
+  schedule: str = "cosine"
   weight_decay: float = 0.0
   total_samples: int = 2_000_000
 
@@ -72,6 +74,9 @@ class RolloutTrainConfig:
     if not self.learning_rate > 0:
       raise ValueError(f"RolloutTrainConfig: learning_rate must be > 0, got "
                        f"{self.learning_rate!r}")
+    if self.schedule not in ("constant", "cosine"):
+      raise ValueError(f"RolloutTrainConfig: schedule must be 'constant' or "
+                       f"'cosine', got {self.schedule!r}")
     if not self.weight_decay >= 0:
       raise ValueError(f"RolloutTrainConfig: weight_decay must be >= 0, got "
                        f"{self.weight_decay!r}")
@@ -94,9 +99,17 @@ class RolloutTrainConfig:
     return cls(**d)
 
 
+def make_schedule(config: RolloutTrainConfig) -> optax.Schedule:
+  if config.schedule == "constant":
+    return optax.constant_schedule(config.learning_rate)
+  return optax.cosine_decay_schedule(
+      config.learning_rate, max(config.total_samples // config.batch_size, 1),
+      alpha=0.1)
+
+
 def make_optimizer(config: RolloutTrainConfig
                    ) -> optax.GradientTransformation:
-  return optax.adam(config.learning_rate)
+  return optax.adam(make_schedule(config))
 
 
 def init_state(config: RolloutTrainConfig, seed: int) -> TrainState:
@@ -242,13 +255,15 @@ def train_rollout_policy(config: RolloutTrainConfig, train: Positions, *,
                          checkpoint_every: int = 0, resume: bool = True,
                          log: Optional[Callable[[str], None]] = None,
                          progress: bool = False,
-                         tensorboard: Optional[bool] = None
+                         tensorboard: Optional[bool] = None,
+                         export_extra: Optional[Dict[str, Any]] = None
                          ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) training; step `s` trains on batch `s` of
   `data.batches(train, batch_size, seed)`, so a run is a function of its
   seed and step count wherever it was interrupted. With `output_dir`, the
   final weights are also exported there (`models.rollout_policy`
-  `weights.npz`, `config.json`).
+  `weights.npz`, `config.json` with `export_extra`'s fields, the training
+  config and the step).
 
   Raises:
     CheckpointMismatchError: the run's checkpoint is of another shape.
@@ -297,8 +312,9 @@ def train_rollout_policy(config: RolloutTrainConfig, train: Positions, *,
   if output_dir is not None and jax.process_index() == 0:
     model_lib.save_weights(
         output_dir, np.asarray(jax.device_get(state.params["weights"])),
-        config.features, extra={"train": config.to_json(),
-                                "step": int(state.iteration)})
+        config.features, extra=dict(export_extra or {},
+                                    train=config.to_json(),
+                                    step=int(state.iteration)))
   return state, history
 
 

@@ -10,6 +10,15 @@ last line
 
     python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
         [--checkpoint runs/sl19] [--split test] [--ensemble] [--limit N]
+    python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
+        --rollout [DIR]
+
+--rollout evaluates the fast rollout policy p_π instead: the weights in
+DIR (a `experiments/alphago/rollout_policy.py` run, or a folder with
+weights.npz and config.json; default the committed
+checkpoints/rollout_policy), on the test split of its own data. A
+position whose move is a pass counts as a miss (p_π scores points only);
+nll is over the other positions.
 
 --checkpoint is a run directory (holding checkpoints/) or a checkpoint
 directory; default: the committed CPU network, checkpoints/sl_policy.
@@ -36,6 +45,7 @@ from alphago_jax.training.loop import make_mesh
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
+DEFAULT_ROLLOUT = os.path.join(ROOT, "checkpoints", "rollout_policy")
 
 
 def _run_config(run_dir):
@@ -44,6 +54,65 @@ def _run_config(run_dir):
     return {}
   with open(path) as f:
     return json.load(f)
+
+
+def _eval_rollout(p, args, log):
+  """--rollout: top-1 / top-5 of p_π, as for a network."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models import rollout_policy as model_lib
+  from alphago_jax.training import rollout_policy as rp
+  if args.ensemble:
+    p.error("--ensemble: p_π's features are symmetric already")
+  try:
+    weights, features, meta = model_lib.load_weights(args.rollout)
+  except (FileNotFoundError, model_lib.RolloutWeightsError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  dataset = meta.get("dataset", {})
+  trained = dict(dataset.get("filters", {}))
+  size = meta.get("train", {}).get("board_size", trained.get("size", 19))
+  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
+      None if args.min_rank.lower() == "none" else args.min_rank)
+  same_data = meta.get("data") == os.path.basename(
+      os.path.normpath(args.data))
+  split = args.split or ("test" if same_data else "all")
+  try:
+    filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
+    if split == "all":
+      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
+    else:
+      config = data_lib.DatasetConfig(
+          filters=filters,
+          fractions=tuple(dataset.get("fractions",
+                                      data_lib.DatasetConfig().fractions)),
+          seed=dataset.get("seed", 0))
+  except ValueError as e:
+    p.error(str(e))
+  try:
+    cache = data_lib.prepare(args.data, args.cache, config,
+                             workers=min(2, os.cpu_count() or 1), log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  positions = cache.split("train" if split == "all" else split)
+  if len(positions) == 0:
+    print(f"error: no positions in the {split} split of {args.data} under "
+          f"{filters}", file=sys.stderr)
+    return 1
+  result = rp.evaluate(weights, features, positions,
+                       batch_size=args.batch_size, limit=args.limit)
+  n = result["positions"]
+  print(f"rollout policy: {os.path.abspath(args.rollout)} "
+        f"({features.num_features} weights, step {meta.get('step')})")
+  print(f"data: {args.data}, split {split}, {n} positions "
+        f"({n - result['labelled']} passes or unscored, counted as misses)")
+  for k in ("top1", "top5"):
+    lo, hi = wilson_interval(result[f"{k}_hits"], n)
+    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
+  print(f"nll: {result['nll']:.4f}")
+  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
+        f"positions={n}")
+  return 0
 
 
 def main(argv=None):
@@ -68,6 +137,9 @@ def main(argv=None):
   p.add_argument("--batch-size", type=int, default=256)
   p.add_argument("--ensemble", action="store_true",
                  help="mean policy over the 8 symmetries")
+  p.add_argument("--rollout", nargs="?", const=DEFAULT_ROLLOUT, default=None,
+                 metavar="DIR", help="evaluate the rollout policy p_π in "
+                 "DIR (default: the committed one)")
   p.add_argument("--cpu-devices", type=int,
                  default=cpu_devices.default_cpu_device_count())
   args = p.parse_args(argv)
@@ -76,6 +148,8 @@ def main(argv=None):
   except ValueError as e:
     p.error(f"--cpu-devices: {e}")
   log = lambda line: print(line, file=sys.stderr, flush=True)
+  if args.rollout is not None:
+    return _eval_rollout(p, args, log)
   run_dir = args.checkpoint
   ckpt_dir = os.path.join(run_dir, "checkpoints")
   if not os.path.isdir(ckpt_dir):

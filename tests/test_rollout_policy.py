@@ -1,0 +1,499 @@
+"""AlphaGo's fast rollout policy p_π: pattern features, model, training,
+rollouts.
+
+* Features on hand-built boards (save atari, capture, self-atari, the
+  response diamond and neighbours of the last move), and on positions of
+  random games against independent plain-Python references: liberty
+  classes by flood fill, canonical 3×3 codes by explicit rotation, and the
+  tactical slots against the full engine playing every legal move.
+* Every id is unchanged by the 8 board symmetries and by swapping the
+  colours of the stones and of the mover.
+* Rollouts with the committed p_π ("pattern") are legal move by move in
+  the full engine, never fill an own eye, end, and score as it does; at a
+  temperature near 0 a playout takes the policy's best candidate.
+* The quick training run's loss falls, a resumed run equals the
+  uninterrupted one, and weights or checkpoints of another shape are
+  refused with a message that names the problem.
+
+Random positions come from fixed seeds, so every test is deterministic.
+"""
+
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import data
+from alphago_jax.games import go_patterns as gp
+from alphago_jax.games.go import BLACK, WHITE, Go
+from alphago_jax.games.go_playout import GoPlayout
+from alphago_jax.models import rollout_policy as model_lib
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import read_metrics
+from alphago_jax.training import rollout_policy as rp
+
+from helpers import ROOT, run_python
+from test_playout import gather_eyes, traced_playouts
+
+GAME = Go(size=9, superko=False)
+PL = gp.playout_for(9)
+CFG = gp.PatternConfig()
+NONE = CFG.num_features
+SLOT = {name: k for k, name in enumerate(gp.SLOTS)}
+DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
+    os.path.dirname(__file__), "..", "..", "shared", "data"))
+PRO = os.path.join(DATA, "pro-small-boards")
+ANY9 = data.DatasetConfig(filters=data.Filters(size=9, min_rank=None),
+                          limit=300)
+COMMAND = os.path.join(ROOT, "experiments", "alphago", "rollout_policy.py")
+EVAL_POLICY = os.path.join(ROOT, "experiments", "alphago", "eval_policy.py")
+
+
+@jax.jit
+def _features(board, player, last):
+  return gp.point_features(CFG, PL, board, player, last)
+
+
+def features_of(state, player, last=None):
+  m = -1 if last is None else GAME.vertex_to_action(last)
+  return np.asarray(_features(state.board, jnp.int32(player), jnp.int32(m)))
+
+
+def fired(ids, slot):
+  col = ids[:, SLOT[slot]]
+  return {GAME.action_to_vertex(int(p)) for p in np.flatnonzero(col != NONE)}
+
+
+# A Black stone in atari on the edge (B9, last liberty A9: extending there
+# leaves one liberty), one in the centre (D5, last liberty D4: extending
+# gains three) and a White stone in atari (H2, last liberty J2).
+TACTICS = """
+.XO......
+.O.......
+.........
+...O.....
+..OXO....
+.........
+.......X.
+......XO.
+.......X.
+"""
+
+
+def test_save_atari_capture_and_self_atari_on_a_hand_built_board():
+  s = GAME.from_ascii(TACTICS)
+  black = features_of(s, BLACK)
+  assert fired(black, "save_atari") == {"D4"}
+  assert fired(black, "capture") == {"J2"}
+  assert {"A9"} <= fired(black, "self_atari")
+  assert not {"D4", "J2"} & fired(black, "self_atari")
+  white = features_of(GAME.from_ascii(TACTICS, to_play=WHITE), WHITE)
+  assert fired(white, "capture") == {"A9", "D4"}
+  assert fired(white, "save_atari") == {"J2"}
+  assert "J2" not in fired(white, "self_atari")
+
+
+def test_response_diamond_and_neighbours_of_the_last_move():
+  s = GAME.from_ascii("\n".join(["." * 9] * 4 + ["....O...."]
+                                + ["." * 9] * 4))
+  ids = features_of(s, BLACK, last="E5")
+  ring1 = {"E6", "E4", "D5", "F5"}
+  diag = {"D6", "F6", "D4", "F4"}
+  ring2 = {"E7", "E3", "C5", "G5"}
+  assert fired(ids, "response") == ring1 | diag | ring2
+  assert fired(ids, "response_pattern") == ring1 | diag | ring2
+  col = ids[:, SLOT["neighbour"]] - CFG.offsets["neighbour"]
+  by_id = lambda i: {GAME.action_to_vertex(int(p))
+                     for p in np.flatnonzero(col == i)}
+  assert by_id(0) == ring1 and by_id(1) == diag
+  # On this symmetric board a response pattern depends only on the
+  # candidate's place: three classes, three distinct ids.
+  rp_col = ids[:, SLOT["response_pattern"]]
+  of = lambda pts: {int(rp_col[GAME.vertex_to_action(v)]) for v in pts}
+  assert len(of(ring1)) == len(of(diag)) == len(of(ring2)) == 1
+  assert len(of(ring1) | of(diag) | of(ring2)) == 3
+  # In the corner the diamond is cut by the edges.
+  corner = features_of(GAME.from_ascii("\n".join(["." * 9] * 8
+                                                 + ["O........"])),
+                       BLACK, last="A1")
+  assert fired(corner, "response") == {"A2", "B1", "B2", "A3", "C1"}
+  # No last move (start, or a pass): none of the response slots fire.
+  for last in (-1, GAME.num_points):
+    ids = np.asarray(_features(s.board, jnp.int32(0), jnp.int32(last)))
+    for slot in ("response", "response_pattern", "neighbour"):
+      assert not fired(ids, slot), slot
+
+
+def test_line_slot():
+  ids = features_of(GAME.from_ascii("\n".join(["." * 9] * 9)), BLACK)
+  line = ids[:, SLOT["line"]] - CFG.offsets["line"]
+  assert line[GAME.vertex_to_action("A1")] == 0
+  assert line[GAME.vertex_to_action("C3")] == 2
+  assert line[GAME.vertex_to_action("E5")] == 4
+
+
+@pytest.fixture(scope="module")
+def random_positions():
+  """20 positions of random 9×9 games (no passes) after 20..115 moves, each
+  with its last move (one compilation: the move count is traced)."""
+  def play(key, moves):
+    def body(i, c):
+      s, k, last = c
+      k, sub = jax.random.split(k)
+      mask = s.legal_action_mask.at[-1].set(False)
+      a = jax.random.categorical(sub, jnp.where(mask, 0.0, -jnp.inf))
+      a = jnp.where(jnp.any(mask), a, GAME.pass_action)
+      return GAME.step(s, a), k, a.astype(jnp.int32)
+    s = GAME.init(key)
+    return jax.lax.fori_loop(0, moves, body, (s, key, jnp.int32(-1)))
+
+  moves = jnp.arange(20, 120, 5)
+  states, _, lasts = jax.jit(jax.vmap(play))(
+      jax.random.split(jax.random.key(0), len(moves)), moves)
+  return [(jax.tree.map(lambda x, i=i: x[i], states), int(lasts[i]))
+          for i in range(len(moves))]
+
+
+def _py_chains(stones, size):
+  """Chain id and liberty count of each point by flood fill (plain
+  Python; 0 liberties for empty points)."""
+  n2 = size * size
+  libs = np.zeros(n2, int)
+  seen = np.zeros(n2, bool)
+  for start in range(n2):
+    if stones[start] == 0 or seen[start]:
+      continue
+    members, stack, lib = [], [start], set()
+    seen[start] = True
+    while stack:
+      q = stack.pop()
+      members.append(q)
+      r, c = divmod(q, size)
+      for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+        if 0 <= rr < size and 0 <= cc < size:
+          t = rr * size + cc
+          if stones[t] == 0:
+            lib.add(t)
+          elif stones[t] == stones[start] and not seen[t]:
+            seen[t] = True
+            stack.append(t)
+    libs[members] = len(lib)
+  return libs
+
+
+def _py_canonical_3x3(cell_grid, r, c):
+  """The smallest code of the 8 views of the 3×3 pattern at (r, c) of an
+  `[N, N]` cell grid (`OFF` outside), by explicit rotation and mirroring
+  of the 3×3 window."""
+  size = cell_grid.shape[0]
+  win = np.full((3, 3), gp.OFF, int)
+  for dr in (-1, 0, 1):
+    for dc in (-1, 0, 1):
+      if 0 <= r + dr < size and 0 <= c + dc < size:
+        win[dr + 1, dc + 1] = cell_grid[r + dr, c + dc]
+  best = None
+  for k in range(4):
+    for flip in (False, True):
+      w = np.rot90(win, k)
+      w = np.fliplr(w) if flip else w
+      # Cells in CELLS_3X3 order: row by row, the centre left out.
+      vals = [w[dr + 1, dc + 1] for dr, dc in gp.CELLS_3X3]
+      code = sum(int(v) << (3 * i) for i, v in enumerate(vals))
+      best = code if best is None else min(best, code)
+  return best
+
+
+def test_liberty_classes_and_3x3_codes_against_plain_python(
+    random_positions):
+  libs_fn = jax.jit(lambda b: gp.liberty_classes(PL, b)[0])
+  codes_fn = jax.jit(lambda b, p: gp.pattern_codes(
+      9, gp.cells(b, p, gp.liberty_classes(PL, b)[0])))
+  checked = 0
+  for s, _ in random_positions:
+    stones = np.sign(np.asarray(s.board)).astype(int)
+    player = int(s.current_player)
+    py_libs = np.minimum(_py_chains(stones, 9), 3)
+    np.testing.assert_array_equal(np.asarray(libs_fn(s.board)), py_libs)
+    me = 1 if player == BLACK else -1
+    cell = np.where(stones == me, py_libs,
+                    np.where(stones == -me, py_libs + 3, gp.EMPTY))
+    grid = cell.reshape(9, 9)
+    codes = np.asarray(codes_fn(s.board, jnp.int32(player)))
+    for p in range(81):
+      assert codes[p] == _py_canonical_3x3(grid, *divmod(p, 9)), p
+      checked += 1
+  assert checked == 20 * 81
+  # The positions are varied: every liberty class occurs.
+  all_libs = np.concatenate([np.minimum(_py_chains(
+      np.sign(np.asarray(s.board)), 9), 3) for s, _ in random_positions])
+  assert set(np.unique(all_libs)) == {0, 1, 2, 3}
+
+
+def test_tactical_slots_against_the_full_engine(random_positions):
+  """Play every legal point with the engine; compare captures, the
+  liberties of the new chain and saves with the slots."""
+  step_all = jax.jit(jax.vmap(GAME.step, in_axes=(None, 0)))
+  counts = {"capture": 0, "save_atari": 0, "self_atari": 0}
+  for s, last in random_positions:
+    player = int(s.current_player)
+    me = 1 if player == BLACK else -1
+    stones = np.sign(np.asarray(s.board)).astype(int)
+    libs_before = _py_chains(stones, 9)
+    ids = np.asarray(_features(s.board, jnp.int32(player), jnp.int32(last)))
+    after = np.sign(np.asarray(step_all(s, jnp.arange(81)).board))
+    legal = np.asarray(s.legal_action_mask[:81])
+    for p in np.flatnonzero(legal):
+      board = after[p]
+      captured = np.sum((stones == -me) & (board == 0))
+      libs_after = _py_chains(board, 9)[p]
+      r, c = divmod(p, 9)
+      nbrs = [rr * 9 + cc for rr, cc in ((r - 1, c), (r + 1, c),
+                                         (r, c - 1), (r, c + 1))
+              if 0 <= rr < 9 and 0 <= cc < 9]
+      rescue = any(stones[q] == me and libs_before[q] == 1 for q in nbrs)
+      got = {k: ids[p, SLOT[k]] != NONE for k in counts}
+      assert got["capture"] == (captured > 0), p
+      assert got["self_atari"] == (libs_after == 1 and captured == 0), p
+      if captured == 0:
+        assert got["save_atari"] == (rescue and libs_after >= 2), p
+      else:
+        assert not got["save_atari"] or (rescue and libs_after >= 2), p
+      for k in counts:
+        counts[k] += int(got[k])
+  assert min(counts.values()) >= 5, counts  # each slot was exercised
+
+
+def _transform(stones, k, flip):
+  grid = np.rot90(stones.reshape(9, 9), k)
+  grid = np.fliplr(grid) if flip else grid
+  where = np.rot90(np.arange(81).reshape(9, 9), k)
+  where = np.fliplr(where) if flip else where
+  to = np.empty(81, int)
+  to[where.reshape(-1)] = np.arange(81)  # to[p]: where p's content lands
+  return grid.reshape(-1), to
+
+
+def test_ids_are_invariant_under_symmetries_and_colour_swap(
+    random_positions):
+  for s, last in random_positions[::4]:
+    stones = np.sign(np.asarray(s.board)).astype(int)
+    player = int(s.current_player)
+    ids = np.asarray(_features(s.board, jnp.int32(player), jnp.int32(last)))
+    for k in range(4):
+      for flip in (False, True):
+        t_stones, to = _transform(stones, k, flip)
+        t = GAME.from_board(t_stones, to_play=player)
+        t_ids = np.asarray(_features(t.board, jnp.int32(player),
+                                     jnp.int32(to[last])))
+        np.testing.assert_array_equal(t_ids[to], ids, err_msg=(k, flip))
+    swapped = GAME.from_board(-stones, to_play=1 - player)
+    np.testing.assert_array_equal(
+        np.asarray(_features(swapped.board, jnp.int32(1 - player),
+                             jnp.int32(last))), ids)
+  # Not trivially so: the mover's view matters. The same board for the
+  # other player gives other pattern ids.
+  s, last = random_positions[-1]
+  other = np.asarray(_features(s.board, 1 - s.current_player,
+                               jnp.int32(last)))
+  assert np.any(other[:, SLOT["pattern"]] != ids[:, SLOT["pattern"]])
+
+
+def test_pattern_logits_sum_the_weights_of_the_ids():
+  weights = jnp.asarray([0.5, -1.0, 2.0, 4.0])
+  ids = jnp.asarray([[[0, 2], [4, 4]], [[1, 4], [3, 0]]])  # 4: sentinel
+  np.testing.assert_allclose(model_lib.pattern_logits(weights, ids),
+                             [[2.5, 0.0], [-1.0, 4.5]])
+
+
+def test_pattern_rollouts_are_legal_replay_in_the_engine_and_end():
+  game, pl, starts, acts, finals = traced_playouts(9, "pattern", 8, 3, 10)
+  eyes = gather_eyes(9)
+
+  def replay(s, actions):
+    def body(s, a):
+      live = a >= 0
+      legal = s.legal_action_mask[jnp.maximum(a, 0)]
+      own_eye = eyes(jnp.sign(s.board), s.current_player)
+      fills_eye = (a < game.num_points) & own_eye[jnp.clip(
+          a, 0, game.num_points - 1)]
+      early_pass = (a == game.pass_action) & jnp.any(
+          s.legal_action_mask[:-1] & ~own_eye)
+      bad = live & (~legal | fills_eye | early_pass | s.terminated)
+      nxt = game.step(s, jnp.maximum(a, 0))
+      return jax.tree.map(lambda x, y: jnp.where(live, x, y), nxt, s), bad
+    return jax.lax.scan(body, s, actions)
+
+  ends, bad = jax.jit(jax.vmap(replay))(starts, jnp.asarray(acts))
+  assert not np.any(np.asarray(bad)), np.argwhere(np.asarray(bad))
+  assert np.all(np.asarray(ends.terminated)) and np.all(
+      np.asarray(finals.done))
+  np.testing.assert_array_equal(np.sign(ends.board),
+                                np.sign(np.asarray(finals.board)))
+  np.testing.assert_array_equal(ends.score, jax.vmap(pl.score)(finals.board))
+  # p_π plays differently from uniform random: games from the same starts
+  # with the same keys differ.
+  _, _, _, rand_acts, _ = traced_playouts(9, "random", 8, 3, 10)
+  assert np.mean(acts[:, :20] != rand_acts[:, :20]) > 0.5
+
+
+def test_low_temperature_takes_the_best_candidate_and_may_be_traced():
+  weights = jax.random.normal(jax.random.key(0), (CFG.num_features,))
+  s = GAME.from_ascii(TACTICS)
+
+  # The temperature is traced (vmapped): at 1e-4 a playout's first move is
+  # the best candidate every time, at 100 it is spread over them.
+  @jax.jit
+  def run(temps, keys):
+    def first(t, k):
+      pl = GoPlayout(GAME, model_lib.PatternRolloutPolicy(weights, CFG, t))
+      return pl.step(pl.init(k, s)).last_move
+    pl = GoPlayout(GAME, model_lib.PatternRolloutPolicy(weights, CFG))
+    ps = pl.init(keys[0], s)
+    cand = (pl.legal_points(ps.board, ps.to_play, ps.ko)
+            & ~pl.own_eyes(ps.board, ps.to_play))
+    best = jnp.argmax(jnp.where(cand, pl.policy_fn(pl, ps), -jnp.inf))
+    return jax.vmap(first)(temps, keys), best, jnp.sum(cand)
+
+  temps = jnp.repeat(jnp.asarray([1e-4, 100.0]), 64)
+  moves, best, num_cand = jax.device_get(
+      run(temps, jax.random.split(jax.random.key(3), 128)))
+  assert set(moves[:64].tolist()) == {int(best)}
+  assert num_cand > 60 and len(set(moves[64:].tolist())) > 30
+
+
+def test_weights_of_another_shape_are_refused(tmp_path):
+  small = gp.PatternConfig(pattern_bits=8, response_bits=8)
+  with pytest.raises(model_lib.RolloutWeightsError, match="needs"):
+    model_lib.PatternRolloutPolicy(np.zeros(10), small)
+  model_lib.save_weights(tmp_path, np.ones(small.num_features), small)
+  w, config, _ = model_lib.load_weights(tmp_path)
+  assert config == small and w.shape == (small.num_features,)
+  # config.json claims bigger tables than the weights hold.
+  meta = json.loads((tmp_path / "config.json").read_text())
+  meta["features"]["pattern_bits"] = 9
+  (tmp_path / "config.json").write_text(json.dumps(meta))
+  with pytest.raises(model_lib.RolloutWeightsError,
+                     match=r"weights of shape \(523,\)"):
+    model_lib.load_weights(tmp_path)
+  meta["kind"] = "policy_network"
+  (tmp_path / "config.json").write_text(json.dumps(meta))
+  with pytest.raises(model_lib.RolloutWeightsError,
+                     match="not rollout-policy weights"):
+    model_lib.load_weights(tmp_path)
+  with pytest.raises(FileNotFoundError, match="weights.npz missing"):
+    model_lib.load_weights(tmp_path / "nowhere")
+
+
+def test_committed_weights_load_and_match_their_config():
+  weights, config, meta = model_lib.load_weights()
+  assert weights.shape == (config.num_features,)
+  assert np.all(np.isfinite(weights)) and np.any(weights != 0)
+  assert meta["train"]["board_size"] == 19
+  assert "dataset" in meta and "step" in meta
+
+
+# -- Training -------------------------------------------------------------------
+
+def _need(path):
+  if not os.path.exists(path):
+    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
+                f"the folder holding pro-small-boards/)")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+  _need(PRO)
+  return data.prepare(PRO, tmp_path_factory.mktemp("cache"), ANY9)
+
+
+def _config(**kw):
+  kw.setdefault("board_size", 9)
+  kw.setdefault("features", gp.PatternConfig(pattern_bits=12,
+                                             response_bits=12))
+  kw.setdefault("batch_size", 32)
+  kw.setdefault("learning_rate", 0.02)
+  kw.setdefault("schedule", "constant")
+  return rp.RolloutTrainConfig(**kw)
+
+
+def test_quick_training_loss_falls_and_beats_chance(cache, tmp_path):
+  config = _config(total_samples=60 * 32)
+  test = cache.split("test")
+  _, history = rp.train_rollout_policy(
+      config, cache.split("train"), eval_positions=test,
+      output_dir=str(tmp_path), log_every=10, eval_every=60,
+      checkpoint_seconds=0, tensorboard=False)
+  losses = [r["loss"] for r in history]
+  # Uniform over ~60 legal points is ln 60 = 4.1 at the start.
+  assert losses[0] > 3.6 and losses[-1] < losses[0] - 0.4, losses
+  assert history[-1]["eval_top1"] > 0.1   # chance is ~1/60
+  weights, features, meta = model_lib.load_weights(tmp_path)
+  assert features == config.features and meta["step"] == 60
+  again = rp.evaluate(weights, features, test)
+  assert again["top1"] == history[-1]["eval_top1"]
+
+
+def test_resume_gives_the_uninterrupted_result(cache, tmp_path):
+  config = _config(total_samples=24 * 32, schedule="cosine")
+  train = cache.split("train")
+  kw = dict(seed=1, log_every=4, checkpoint_seconds=0, tensorboard=False)
+  whole, _ = rp.train_rollout_policy(config, train,
+                                     output_dir=str(tmp_path / "a"), **kw)
+  part, _ = rp.train_rollout_policy(config, train, max_samples=10 * 32,
+                                    output_dir=str(tmp_path / "b"), **kw)
+  assert int(part.iteration) == 10
+  lines = []
+  resumed, _ = rp.train_rollout_policy(config, train,
+                                       output_dir=str(tmp_path / "b"),
+                                       log=lines.append, **kw)
+  assert "resumed from step 10" in lines[0]
+  np.testing.assert_array_equal(whole.params["weights"],
+                                resumed.params["weights"])
+  assert np.any(np.asarray(whole.params["weights"]) != 0)
+  a = {r["iteration"]: r["loss"] for r in read_metrics(
+      tmp_path / "a" / "metrics.jsonl")}
+  b = {r["iteration"]: r["loss"] for r in read_metrics(
+      tmp_path / "b" / "metrics.jsonl")}
+  assert a[24] == b[24]
+  # A run with other table sizes refuses this checkpoint, by name.
+  other = _config(total_samples=24 * 32,
+                  features=gp.PatternConfig(pattern_bits=13,
+                                            response_bits=12))
+  with pytest.raises(ckpt.CheckpointMismatchError, match="num_features"):
+    rp.train_rollout_policy(other, train, output_dir=str(tmp_path / "a"),
+                            **kw)
+
+
+def test_rollout_policy_and_eval_commands(tmp_path):
+  _need(PRO)
+  out = tmp_path / "run"
+  args = [COMMAND, "--quick", "--data", PRO, "--size", "9", "--min-rank",
+          "none", "--output", str(out), "--cache", str(tmp_path / "cache"),
+          "--pattern-bits", "12", "--response-bits", "12"]
+  proc = run_python(args)
+  result = proc.stdout.strip().splitlines()[-1]
+  assert result.startswith("RESULT step=60 samples=3840 test_top1="), result
+  saved = json.loads((out / "config.json").read_text())
+  assert saved["kind"] == model_lib.KIND and saved["step"] == 60
+  assert saved["dataset"]["limit"] == 300
+  records = read_metrics(out / "metrics.jsonl")
+  assert records[-1]["loss"] < records[0]["loss"]
+  proc = run_python(args, check=False)
+  assert proc.returncode != 0 and "--resume" in proc.stderr
+  proc = run_python(args + ["--resume"])
+  assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=60 ")
+  proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout", str(out),
+                     "--cache", str(tmp_path / "cache"), "--limit", "200"])
+  lines = proc.stdout.strip().splitlines()
+  assert "split test, 200 positions" in proc.stdout
+  assert any(line.startswith("top1: ") and "95% CI [" in line
+             for line in lines)
+  assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
+      " positions=200")
+  # A policy-network checkpoint is no rollout policy.
+  proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout",
+                     os.path.join(ROOT, "checkpoints", "go9")], check=False)
+  assert proc.returncode == 1 and "no rollout-policy weights" in proc.stderr
