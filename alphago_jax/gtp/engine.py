@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import queue
 import sys
@@ -93,6 +94,22 @@ class Player(Protocol):
 
   def analyses(self, game: Go, state: GoState, key) -> Iterator[Decision]:
     """Ever deeper analyses of `state` (finite)."""
+
+
+def compiled_rules(game: Go) -> Tuple[Callable, Callable, Callable]:
+  """`(step, init, board_score)` of `game`, jitted and shared in the
+  process: `step(state, action)`, `init()`, and `board_score(state)`, the
+  Tromp-Taylor black - white *without* komi. Compiled without komi (the
+  board and legality do not depend on it), so a new komi costs no compile;
+  a terminal state's own `score` and `rewards` are komi-free too, so read
+  the score as `board_score(state) - game.komi`."""
+  return _compiled_komi_free(dataclasses.replace(game, komi=0.0))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_komi_free(game: Go):
+  return (jax.jit(game.step), lambda: game.init(jax.random.key(0)),
+          jax.jit(game.area_score))
 
 
 class GTPFailure(Exception):
@@ -224,8 +241,6 @@ class GTPEngine:
     self._log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     self.clock = Clock()
     self.quit = False
-    self._steps: Dict[Go, Callable] = {}
-    self._scores: Dict[Go, Callable] = {}
     self.commands: Dict[str, Callable[[List[str]], str]] = {
         "protocol_version": lambda a: self._no_args(a, PROTOCOL_VERSION),
         "name": lambda a: self._no_args(a, ENGINE_NAME),
@@ -269,11 +284,7 @@ class GTPEngine:
       self.player.prepare(self.game, timed=self.clock.limited)
 
   def _step_fn(self) -> Tuple[Callable, Callable]:
-    game = self.game
-    if game not in self._steps:
-      self._steps[game] = (jax.jit(game.step),
-                           lambda: game.init(jax.random.key(0)))
-    return self._steps[game]
+    return compiled_rules(self.game)[:2]
 
   @property
   def state(self) -> GoState:
@@ -409,7 +420,7 @@ class GTPEngine:
   def cmd_genmove(self, args) -> str:
     _args(args, 1)
     _, vertex = self._think(_colour(args[0]))
-    return vertex.upper() if vertex != vertex_codec.PASS else vertex
+    return vertex
 
   def cmd_undo(self, args) -> str:
     _args(args, 0)
@@ -438,10 +449,8 @@ class GTPEngine:
 
   def cmd_final_score(self, args) -> str:
     _args(args, 0)
-    game = self.game
-    if game not in self._scores:
-      self._scores[game] = jax.jit(game.area_score)
-    return result_string(float(self._scores[game](self.state)))
+    board_score = float(compiled_rules(self.game)[2](self.state))  # b - w
+    return result_string(board_score - self.game.komi)
 
   def cmd_time_settings(self, args) -> str:
     _args(args, 3)
@@ -580,7 +589,7 @@ class GTPEngine:
         write(f"={cid}")
         if decision is not None and not decision.resign:
           write(self.info_line(decision))
-        write(f"play {vertex.upper() if vertex != 'pass' else 'pass'}")
+        write(f"play {vertex}")
         write("")
         return True
       answer = self.commands[name](args)

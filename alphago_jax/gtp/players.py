@@ -19,7 +19,6 @@ move unless the player chose to pay it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import sys
 import time

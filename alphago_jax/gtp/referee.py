@@ -18,16 +18,15 @@ and a side that overruns it loses on time.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
-import jax
 import numpy as np
 
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.sgf import GameRecord, result_string
 from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
+from alphago_jax.gtp.engine import compiled_rules
 from alphago_jax.gtp.vertex import vertex_to_action
 
 _NAMES = ("black", "white")
@@ -74,16 +73,6 @@ class RefereeResult:
                       moves=self.moves, rules="Tromp-Taylor")
 
 
-@functools.lru_cache(maxsize=None)
-def _step(game: Go):
-  return jax.jit(game.step)
-
-
-@functools.lru_cache(maxsize=None)
-def _area_score(game: Go):
-  return jax.jit(game.area_score)
-
-
 @dataclasses.dataclass
 class _Clock:
   """One side's Canadian byo-yomi clock."""
@@ -128,15 +117,15 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     `RefereeResult`.
   """
   game = Go(size=size, komi=komi, superko=True, max_moves=max_moves)
-  step = _step(game)
+  step, init, board_score = compiled_rules(game)
   engines = (black, white)
-  state = game.init(jax.random.key(0))
+  state = init()
   moves: List[Tuple[int, int]] = []
   seconds = [0.0, 0.0]
   clocks = None
 
   def finish(winner, reason, detail=""):
-    score = float(_area_score(game)(state))
+    score = float(board_score(state)) - float(komi)
     return RefereeResult(size=size, komi=float(komi), moves=tuple(moves),
                          winner=winner, reason=reason, score=score,
                          detail=detail, seconds=tuple(seconds))
@@ -187,14 +176,12 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     moves.append((mover, action))
     if log:
       log(f"{len(moves):3d} {name} {answer} ({elapsed:.2f} s)")
-    if bool(state.terminated):
-      break
-    try:
+    try:  # The last move too: both boards end as ours.
       other.play(name, answer)
     except (GTPError, GTPConnectionError) as e:
       return finish(mover, "forfeit", f"{_NAMES[1 - mover]} refused "
                     f"{name}'s legal move {answer}: {e}")
-  score = float(state.score)
+  score = float(board_score(state)) - float(komi)
   reason = "score" if int(state.passes) >= 2 else "move cap"
   winner = BLACK if score > 0 else WHITE if score < 0 else None
   return finish(winner, reason)

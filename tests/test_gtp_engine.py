@@ -1,0 +1,668 @@
+"""Our GTP engine: every command against hand-worked positions (with a fake
+player, so the protocol is tested apart from any network), a fuzz test of
+thousands of random and mutated command lines, the time policy, the real
+process (`python -m alphago_jax.gtp`), and refereed games against GNU Go
+with every move checked by our rules engine."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from alphago_jax import gtp
+from alphago_jax.games.go import Go
+from alphago_jax.gtp import engine as engine_lib
+from alphago_jax.gtp import presets
+from alphago_jax.gtp.players import Candidate, Decision, SearchPlayer
+from alphago_jax.gtp.referee import referee_game
+from profiles import examples
+
+GAME9 = Go(size=9)
+GAME5 = Go(size=5)
+
+needs_gnugo = pytest.mark.skipif(
+    gtp.find_gnugo() is None,
+    reason="GNU Go is not installed (apt-get install gnugo)")
+needs_go9 = pytest.mark.skipif(
+    presets.get_preset("az-9x9").directory() is None,
+    reason="the committed 9x9 network (checkpoints/go9) is missing")
+
+
+class FakePlayer:
+  """Plays the first legal point (row by row from A9), passing when none is
+  left; records the time budgets it is given."""
+
+  name = "fake"
+
+  def __init__(self, game=GAME9, *, action=None, resign=False, fail=False):
+    self.game = game
+    self.budgets = []
+    self.action = action  # Forced action (e.g. an illegal one).
+    self.resign = resign
+    self.fail = fail
+
+  def prepare(self, game, *, timed=False):
+    pass
+
+  def _decision(self, state, visits):
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask)[:-1])
+    action = self.action if self.action is not None else (
+        int(legal[0]) if len(legal) else self.game.pass_action)
+    second = int(legal[1]) if len(legal) > 1 else action
+    return Decision(
+        action=action, resign=self.resign, winrate=0.6, simulations=visits,
+        candidates=(Candidate(action, visits, 0.6, 0.5, (action, second)),
+                    Candidate(second, 1, None, 0.25, (second,))))
+
+  def genmove(self, game, state, key, *, seconds=None):
+    if self.fail:
+      raise RuntimeError("the fake player broke")
+    self.budgets.append(seconds)
+    return self._decision(state, 3)
+
+  def analyses(self, game, state, key):
+    yield self._decision(state, 1)
+    yield self._decision(state, 7)
+
+
+def make(player=None, **kw):
+  logs = []
+  e = gtp.GTPEngine(player or FakePlayer(), log=logs.append, **kw)
+  e.logs = logs
+  return e
+
+
+ANSWER = re.compile(r"([=?])(\d*)(?: (.*))?")
+
+
+def check_answer(text, cid=""):
+  """A GTP answer: `=id ...` or `?id ...`, lines without blank ones, one
+  empty line at the end. Returns (ok, text)."""
+  assert text.endswith("\n\n"), repr(text)
+  body = text[:-2]
+  assert "\n\n" not in body, repr(text)
+  first, *rest = body.split("\n")
+  m = ANSWER.fullmatch(first)
+  assert m, repr(text)
+  assert m.group(2) == cid, repr(text)
+  return m.group(1) == "=", "\n".join([m.group(3) or ""] + rest).strip()
+
+
+def ok(e, line, cid=""):
+  good, text = check_answer(e.handle(line), cid)
+  assert good, f"{line!r} failed: {text}"
+  return text
+
+
+def fails(e, line, cid=""):
+  good, text = check_answer(e.handle(line), cid)
+  assert not good, f"{line!r} succeeded: {text}"
+  return text
+
+
+def board(e):
+  """showboard's rows, top first, as strings of . X O."""
+  rows = [l.split()[1:-1] for l in ok(e, "showboard").splitlines()
+          if re.match(r"\s*\d+ ", l)]
+  return ["".join(r) for r in rows]
+
+
+# -- The protocol -------------------------------------------------------------
+
+def test_identity_and_command_list():
+  e = make()
+  assert ok(e, "protocol_version") == "2"
+  assert ok(e, "name") == "alphago-jax"
+  assert "fake" in ok(e, "version")
+  listed = ok(e, "list_commands").split("\n")
+  required = {"protocol_version", "name", "version", "known_command",
+              "list_commands", "boardsize", "clear_board", "komi", "play",
+              "genmove", "undo", "showboard", "final_score", "time_settings",
+              "time_left", "quit", "lz-analyze", "lz-genmove_analyze"}
+  assert required <= set(listed)
+  for c in listed:
+    assert ok(e, f"known_command {c}") == "true"
+  assert ok(e, "known_command frobnicate") == "false"
+  assert fails(e, "frobnicate") == "unknown command"
+  assert fails(e, "name extra") .startswith("syntax error")
+
+
+def test_ids_comments_and_control_characters():
+  e = make()
+  assert check_answer(e.handle("7 protocol_version"), "7") == (True, "2")
+  assert check_answer(e.handle("12 frobnicate"), "12") == (
+      False, "unknown command")
+  assert check_answer(e.handle("3 play red D4"), "3")[0] is False
+  # GTP 2 preprocessing: comments cut, tabs are spaces, CR and other
+  # control characters dropped, empty lines get no answer.
+  for silent in ("", "   ", "# a comment", "\t# tab then comment", "\r\n"):
+    assert e.handle(silent) is None
+  assert check_answer(e.handle("5\tname # who?\r"), "5") == (True,
+                                                              "alphago-jax")
+  assert check_answer(e.handle("na\x01me\x7f"), "") == (True, "alphago-jax")
+  assert check_answer(e.handle("9"), "9") == (False,
+                                              "syntax error (no command)")
+  # Not an id: a command name that does not exist.
+  assert fails(e, "-1 name") == "unknown command"
+
+
+def test_capture_showboard_suicide_and_undo():
+  e = make()
+  empty = ["........."] * 9
+  assert board(e) == empty
+  for line in ("play b D5", "play w e5", "play black F5", "play white A1",
+               "play B E4", "play W A2"):
+    ok(e, line)
+  before = board(e)
+  assert before == ["........."] * 3 + [
+      ".........", "...XOX...", "....X....", ".........", "O........",
+      "O........"]
+  ok(e, "play b E6")  # Takes the white stone at E5.
+  after = board(e)
+  assert after == ["........."] * 3 + [
+      "....X....", "...X.X...", "....X....", ".........", "O........",
+      "O........"]
+  assert "move 7, White to play" in ok(e, "showboard")
+  assert fails(e, "play w E5") == "illegal move"  # Suicide.
+  assert fails(e, "play w E6") == "illegal move"  # Occupied.
+  assert board(e) == after  # A refused move changes nothing.
+  ok(e, "undo")
+  assert board(e) == before
+  assert "move 6, Black to play" in ok(e, "showboard")
+  for _ in range(6):
+    ok(e, "undo")
+  assert board(e) == empty
+  assert fails(e, "undo") == "cannot undo"
+
+
+def test_simple_ko():
+  e = make()
+  for line in ("play b D5", "play w F4", "play b E4", "play w F6",
+               "play b E6", "play w G5", "play b A9", "play w E5"):
+    ok(e, line)
+  ok(e, "play b F5")  # Takes E5: a ko.
+  assert fails(e, "play w E5") == "illegal move"  # The immediate retake.
+  ok(e, "play w A1")
+  ok(e, "play b A2")
+  ok(e, "play w E5")  # After an exchange elsewhere it is legal.
+  assert board(e)[4] == "...XO.O.."  # Row 5: F5 taken back.
+
+
+def test_malformed_and_off_board_input():
+  e = make()
+  for line, answer in (
+      ("play b Z99", "syntax error (invalid vertex 'Z99')"),
+      ("play b I5", "syntax error (invalid vertex 'I5')"),
+      ("play b D0", "syntax error (invalid vertex 'D0')"),
+      ("play b", "syntax error (expected 2 arguments, got 1)"),
+      ("play purple D4", "syntax error (invalid color 'purple')"),
+      ("genmove", "syntax error (expected 1 argument, got 0)"),
+      ("genmove x", "syntax error (invalid color 'x')"),
+      ("boardsize nine", "syntax error (board size 'nine' is not an "
+                         "integer)"),
+      ("komi lots", "syntax error (komi 'lots' is not a number)"),
+      ("komi nan", "syntax error (komi 'nan' out of range)"),
+      ("komi inf", "syntax error (komi 'inf' out of range)"),
+      ("time_settings 10 0", "syntax error (expected 3 arguments, got 2)"),
+      ("time_settings -1 0 0", "syntax error (main time '-1' out of "
+                               "range)"),
+      ("time_left b 10 -2", "syntax error (stones '-2' out of range)"),
+      ("lz-analyze b 10 extra", "syntax error (unexpected 'extra')"),
+      ("lz-genmove_analyze", "syntax error (lz-genmove_analyze needs a "
+                             "color)")):
+    assert fails(e, line) == answer, line
+  # Well-formed for GTP (boards go up to 25x25) but off this board.
+  assert fails(e, "play b T19") == "illegal move"
+  assert fails(e, "play b K5") == "illegal move"
+  assert board(e) == ["........."] * 9
+
+
+def test_boardsize_and_clear_board():
+  e = make()
+  ok(e, "play b E5")
+  assert fails(e, "boardsize 19") == "unacceptable size"
+  assert board(e)[4] == "....X...."  # Refused: the game goes on.
+  ok(e, "boardsize 9")
+  assert board(e) == ["........."] * 9
+  ok(e, "play b E5")
+  ok(e, "clear_board")
+  assert board(e) == ["........."] * 9
+  assert fails(e, "undo") == "cannot undo"
+
+
+def test_final_score_tromp_taylor_by_hand():
+  # Black walls off columns A-D (36 points), White F-J (36); column E
+  # touches both colours and counts for neither.
+  e = make()
+  assert ok(e, "final_score") == "W+7.5"  # Empty board: komi.
+  for row in range(1, 10):
+    ok(e, f"play b D{row}")
+    ok(e, f"play w F{row}")
+  assert ok(e, "final_score") == "W+7.5"  # 36 - 36 - 7.5
+  ok(e, "komi 0")
+  assert ok(e, "final_score") == "0"
+  ok(e, "play b E5")  # Black 37, White 36.
+  assert ok(e, "final_score") == "B+1"
+  ok(e, "komi 6.5")
+  assert ok(e, "final_score") == "W+5.5"
+  ok(e, "play w pass")
+  ok(e, "play b pass")  # Two passes: the game is over.
+  assert ok(e, "final_score") == "W+5.5"
+  assert "game over" in ok(e, "showboard")
+  assert fails(e, "play w A9") == "illegal move"
+  assert ok(e, "genmove w") == "pass"  # Nothing left to play.
+  ok(e, "undo")
+  ok(e, "play b A9")  # Undo reopened the game.
+
+
+def test_genmove_plays_and_answers_the_vertex():
+  player = FakePlayer()
+  e = make(player)
+  assert check_answer(e.handle("4 genmove b"), "4") == (True, "A9")
+  assert board(e)[0] == "X........"
+  assert ok(e, "genmove white") == "B9"
+  assert board(e)[0] == "XO......."
+  ok(e, "undo")
+  assert board(e)[0] == "X........"
+
+
+def test_a_colour_out_of_turn_is_preceded_by_a_pass():
+  e = make()
+  ok(e, "play b C3")
+  ok(e, "play b G7")  # Handicap-style: White passes in between.
+  assert "move 3, White to play" in ok(e, "showboard")
+  assert ok(e, "genmove b") == "A9"  # Again out of turn.
+  assert "move 5, White to play" in ok(e, "showboard")
+  ok(e, "undo")  # Undoes the move and the pass inserted for it.
+  assert "move 3, White to play" in ok(e, "showboard")
+  # After White's pass, a second Black move would need a second pass,
+  # which ends the game: refused.
+  ok(e, "play w pass")
+  assert fails(e, "play w D4") == "illegal move"
+
+
+def test_player_failures_never_kill_the_engine():
+  e = make(FakePlayer(fail=True))
+  text = fails(e, "genmove b")
+  assert text.startswith("internal error: RuntimeError: the fake player")
+  assert any("Traceback" in l for l in e.logs)
+  assert ok(e, "name") == "alphago-jax"
+  # A player that answers an occupied point: the engine passes instead.
+  e = make(FakePlayer(action=40))
+  ok(e, "play b E5")
+  assert ok(e, "genmove w") == "pass"
+  assert any("illegal action 40" in l for l in e.logs)
+  e = make(FakePlayer(resign=True))
+  assert ok(e, "genmove b") == "resign"
+  assert board(e) == ["........."] * 9  # Resigning is not a move.
+
+
+def test_quit():
+  e = make()
+  assert not e.quit
+  assert check_answer(e.handle("8 quit"), "8") == (True, "")
+  assert e.quit
+
+
+# -- Time -------------------------------------------------------------------
+
+def test_time_budgets_follow_the_clock():
+  player = FakePlayer()
+  e = make(player)
+  ok(e, "genmove b")
+  assert player.budgets[-1] is None  # No time settings: no limit.
+  ok(e, "time_settings 0 10 5")  # 10 s for 5 stones from the start.
+  ok(e, "genmove w")
+  assert player.budgets[-1] == pytest.approx(0.8 * 10 / 5 - 0.1)
+  ok(e, "time_left b 3 1")  # Last stone of the period, 3 s left.
+  ok(e, "genmove b")
+  assert player.budgets[-1] == pytest.approx(0.8 * 3 - 0.1)
+  ok(e, "clear_board")
+  ok(e, "time_settings 60 0 0")  # Absolute: 60 s for the game.
+  ok(e, "genmove b")
+  # 81 empty points: about 27 moves of Black's left.
+  assert player.budgets[-1] == pytest.approx(0.8 * 60 / 27 - 0.1, abs=1e-6)
+  ok(e, "time_settings 30 10 5")  # Main time, then byo-yomi.
+  ok(e, "genmove w")  # 80 empty points.
+  assert player.budgets[-1] == pytest.approx(
+      0.8 * (30 / (80 / 3) + 10 / 5) - 0.1, abs=0.01)
+  ok(e, "time_left b 0 0")
+  ok(e, "time_settings 0 0 0")
+  ok(e, "genmove b")
+  assert player.budgets[-1] == 0.0  # Out of time: the fastest move.
+  ok(e, "time_settings 0 1 0")  # GTP: byo-yomi without stones = no limit.
+  ok(e, "genmove w")
+  assert player.budgets[-1] is None
+
+
+def test_clock_charges_its_own_moves():
+  c = engine_lib.Clock()
+  c.settings(10, 6, 3)
+  c.charge(0, 4.0)
+  assert (c.left[0], c.stones[0]) == (6.0, 0)
+  c.charge(0, 7.0)  # Main time runs out: into byo-yomi, first stone used.
+  assert (c.left[0], c.stones[0]) == (5.0, 2)
+  c.charge(0, 1.0)
+  c.charge(0, 1.0)  # The period's last stone: a fresh period.
+  assert (c.left[0], c.stones[0]) == (6.0, 3)
+  assert (c.left[1], c.stones[1]) == (10.0, 0)  # White untouched.
+
+
+def test_search_budget_from_measured_times():
+  """The search player's choice of simulations from its timings (no
+  compile: the timings are set by hand)."""
+  p = SearchPlayer.__new__(SearchPlayer)
+  p.max_simulations = 256
+  p._timings = {}
+  g = GAME9
+  assert p.choose_simulations(g, None) == 256
+  assert p.choose_simulations(g, 100.0) is None  # Nothing measured yet.
+  # 10 ms + 1 ms a simulation, measured exactly.
+  p._timings[g] = [(n, 0.01 + 0.001 * n) for n in (1, 64, 256, 16)]
+  assert p.predicted_seconds(g, 100) == pytest.approx(0.11)
+  assert p.choose_simulations(g, 0.1105) == 100
+  assert p.choose_simulations(g, 0.0105) is None  # Not even one fits.
+  assert p.choose_simulations(g, 5.0) == 256  # Capped at the tree size.
+  # One slow move (a loaded machine) makes every prediction pessimistic.
+  p._timings[g].append((64, 2 * (0.01 + 0.064)))
+  assert p.choose_simulations(g, 0.1105) < 60
+
+
+# -- Leela Zero analysis --------------------------------------------------------
+
+INFO = re.compile(r"info move (\S+) visits (\d+) winrate (\d+) prior (\d+) "
+                  r"order (\d+) pv((?: \S+)+?)(?= info |$)")
+
+
+def test_lz_analyze_format_and_streaming():
+  e = make()
+  ok(e, "play b A9")
+  # Interrupted at once (as `handle` does): one report.
+  text = e.handle("lz-analyze 50")
+  lines = text.split("\n")
+  assert lines[0] == "=" and text.endswith("\n\n")
+  assert INFO.findall(lines[1]) == [
+      ("B9", "1", "6000", "5000", "0", " B9 C9"),
+      ("C9", "1", "6000", "2500", "1", " C9")]  # No winrate: the root's.
+  # Streaming until input arrives: every analysis, then repeats.
+  out, waits = [], iter([False, False, True])
+  e.execute("3 lz-analyze w interval 0", out.append,
+            interrupted=lambda: False, wait=lambda s: next(waits))
+  assert out[0] == "=3" and out[-1] == ""
+  visits = [INFO.findall(l)[0][1] for l in out[1:-1]]
+  assert visits == ["1", "7", "7", "7"]
+  assert board(e)[0] == "X........"  # Analysis plays nothing.
+  # For the side not to move: analysed after a pass, nothing played.
+  assert INFO.findall(e.handle("lz-analyze b").split("\n")[1])[0][0] == "B9"
+  assert "move 1, White to play" in ok(e, "showboard")
+
+
+def test_lz_genmove_analyze_plays_the_move():
+  e = make()
+  text = e.handle("5 lz-genmove_analyze b 10")
+  lines = text.split("\n")
+  assert lines[0] == "=5"
+  assert INFO.findall(lines[1])[0][:2] == ("A9", "3")
+  assert lines[2] == "play A9" and lines[3:] == ["", ""]
+  assert board(e)[0] == "X........"
+
+
+# -- Fuzz -----------------------------------------------------------------------
+
+COMMANDS = ["protocol_version", "name", "version", "known_command",
+            "list_commands", "boardsize", "clear_board", "komi", "play",
+            "genmove", "undo", "showboard", "final_score", "time_settings",
+            "time_left", "lz-analyze", "lz-genmove_analyze", "quit",
+            "frobnicate", "PLAY", "loadsgf"]
+TOKENS = st.one_of(
+    st.sampled_from(["b", "w", "black", "WHITE", "x", "B"]),
+    st.sampled_from(["A1", "e3", "C5", "pass", "PASS", "resign", "I3",
+                     "Z25", "A0", "E", "T19", "a26", "C"]),
+    st.sampled_from(["5", "9", "19", "0", "-1", "6.5", "7.5", "nan",
+                     "1e400", "2147483648", "0x10", "interval", "10"]),
+    st.text(max_size=6))
+
+
+@st.composite
+def command_lines(draw):
+  words = [draw(st.sampled_from(COMMANDS))] + draw(
+      st.lists(TOKENS, max_size=4))
+  if draw(st.booleans()):
+    words.insert(0, str(draw(st.integers(0, 10**6))))
+  line = " ".join(words)
+  # Mutations: characters inserted, deleted or replaced, any code point.
+  for _ in range(draw(st.integers(0, 3))):
+    i = draw(st.integers(0, len(line)))
+    kind = draw(st.sampled_from(["insert", "delete", "replace"]))
+    ch = draw(st.characters(codec="utf-8"))
+    if kind == "insert":
+      line = line[:i] + ch + line[i:]
+    elif kind == "delete":
+      line = line[:i] + line[i + 1:]
+    else:
+      line = line[:i] + ch + line[i + 1:]
+  return line
+
+
+def test_fuzz_every_line_gets_a_well_formed_answer():
+  """Thousands of random and mutated lines: each gets a well-formed answer
+  (or none, for what GTP says to ignore), with the id echoed; the engine
+  answers `name` at the end."""
+  counts = {"lines": 0, "answers": 0, "failures": 0}
+
+  @settings(max_examples=examples(150), deadline=None,
+            suppress_health_check=[HealthCheck.too_slow,
+                                   HealthCheck.data_too_large])
+  @given(st.lists(command_lines(), min_size=10, max_size=40))
+  def run(lines):
+    e = make(FakePlayer(GAME5))
+    for line in lines:
+      if e.quit:  # A `quit` ends the session: start another one.
+        e = make(FakePlayer(GAME5))
+      counts["lines"] += 1
+      text = e.handle(line)
+      cleaned = engine_lib.preprocess(line)
+      if text is None:
+        assert cleaned == ""
+        continue
+      counts["answers"] += 1
+      words = cleaned.split()
+      cid = words[0] if words and words[0].isdigit() else ""
+      good, _ = check_answer(text, cid)
+      counts["failures"] += not good
+    assert e.quit or e.handle("name") == "= alphago-jax\n\n"
+    assert not any("internal error" in l for l in e.logs), e.logs
+
+  run()
+  print(f"fuzz: {counts['lines']} command lines, {counts['answers']} "
+        f"answers, {counts['failures']} of them failures")
+  assert counts["lines"] >= 1000 * examples(1)
+  assert 0 < counts["failures"] < counts["answers"]
+
+
+# -- The real process -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def served():
+  """`python -m alphago_jax.gtp` with the cheap greedy 9x9 preset."""
+  if presets.get_preset("az-9x9-policy").directory() is None:
+    pytest.skip("the committed 9x9 network (checkpoints/go9) is missing")
+  client = gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp",
+                          "--preset", "az-9x9-policy"], timeout=300)
+  yield client
+  client.close()
+
+
+def test_the_process_speaks_gtp(served):
+  e = served
+  assert e.send("protocol_version") == "2"
+  assert e.name() == "alphago-jax"
+  assert "go9@48" in e.version()
+  with pytest.raises(gtp.GTPError, match="unacceptable size"):
+    e.boardsize(19)
+  e.boardsize(9)
+  e.clear_board()
+  e.komi(7.5)
+  e.play("black", "E5")
+  with pytest.raises(gtp.GTPError, match="illegal move"):
+    e.play("white", "E5")
+  move = e.genmove("white")
+  assert move not in ("E5", "RESIGN")
+  picture = e.send("showboard")
+  assert " X " in picture and " O " in picture
+  assert re.fullmatch(r"[BW]\+\d+(\.5)?|0", e.final_score())
+  answer = e.send("lz-genmove_analyze b 100").splitlines()
+  assert INFO.match(answer[0]) and answer[-1].startswith("play ")
+  with pytest.raises(gtp.GTPError, match="unknown command"):
+    e.send("frobnicate")
+  assert e.send("undo") == ""
+
+
+def test_list_presets_and_bad_options(capsys):
+  assert gtp.main(["--list-presets"]) == 0
+  names = [l.split("\t")[0] for l in capsys.readouterr().out.splitlines()]
+  assert names == [p.name for p in presets.available_presets()]
+  assert "az-9x9" in names or presets.get_preset("az-9x9").directory() is None
+  assert gtp.main(["--preset", "no-such-player"]) == 1
+  assert "unknown preset" in capsys.readouterr().err
+  assert gtp.main(["--preset", "az-9x9-policy", "--simulations", "8"]) == 1
+  assert "without search" in capsys.readouterr().err
+
+
+def test_presets_not_present_are_not_listed(tmp_path, monkeypatch):
+  monkeypatch.setenv(presets.CHECKPOINTS_ENV, str(tmp_path))
+  assert presets.available_presets() == []
+  (tmp_path / "sl19-partial").mkdir()
+  (tmp_path / "sl19-partial" / "x").write_text("")
+  assert [p.name for p in presets.available_presets()] == [
+      "sl-policy-19x19"]
+  with pytest.raises(ValueError, match="no network"):
+    presets.load_player("az-9x9")
+
+
+@needs_go9
+def test_main_serves_in_process():
+  # The entry point the `alphago-jax gtp` command calls, on given streams.
+  import io
+  stdin = io.StringIO("1 name\n2 boardsize 9\n3 genmove b\n4 quit\n9 name\n")
+  stdout = io.StringIO()
+  assert gtp.main(["--preset", "az-9x9-policy"], stdin=stdin,
+                  stdout=stdout) == 0
+  out = stdout.getvalue()
+  assert out.startswith("=1 alphago-jax\n\n=2\n\n=3 ")
+  assert out.endswith("=4\n\n")  # Nothing after quit.
+
+
+# -- Refereed games -----------------------------------------------------------
+
+class ScriptedEngine:
+  """An in-process stand-in for a GTP client that plays a fixed list of
+  vertices and accepts everything (or refuses what it is told to)."""
+
+  def __init__(self, moves, refuse=(), sleep=0.0):
+    self.moves = list(moves)
+    self.refuse = set(refuse)
+    self.sleep = sleep
+    self.sent = []
+
+  def send(self, command):
+    self.sent.append(command)
+    return ""
+
+  def genmove(self, colour):
+    time.sleep(self.sleep)
+    return self.moves.pop(0) if self.moves else "PASS"
+
+  def play(self, colour, vertex):
+    if vertex in self.refuse:
+      raise gtp.GTPError(f"play {colour} {vertex}", "illegal move")
+
+  def close(self):
+    pass
+
+
+def test_referee_judges_by_our_rules():
+  # A legal game: Black takes a stone, both pass; scored by Tromp-Taylor.
+  r = referee_game(ScriptedEngine(["D5", "F5", "E4", "E6", "PASS"]),
+                   ScriptedEngine(["E5", "A1", "A2", "PASS"]), komi=0.5)
+  assert (r.reason, len(r.moves)) == ("score", 9)
+  # Black: 4 stones and E5; White: 2 stones; the rest touches both.
+  assert (r.score, r.result, r.winner) == (2.5, "B+2.5", 0)
+  # An occupied point, a ko retake, a vertex off the board, a refusal.
+  for black, white, detail in (
+      (["E5", "D5"], ["E5"], "white played E5, illegal"),
+      (["D5", "E4", "E6", "A9", "F5", "A8"], ["F4", "F6", "G5", "E5", "E5"],
+       "white played E5, illegal"),
+      (["K5"], [], "black answered 'K5'"),
+  ):
+    r = referee_game(ScriptedEngine(black), ScriptedEngine(white))
+    assert r.reason == "forfeit" and detail in r.detail, r.detail
+  r = referee_game(ScriptedEngine(["C3"]), ScriptedEngine([], refuse={"C3"}))
+  assert (r.reason, r.winner, r.result) == ("forfeit", 0, "B+F")
+  assert "refused black's legal move C3" in r.detail
+  # A clock: 0.2 s a move; a side thinking 0.3 s loses on time.
+  black = ScriptedEngine(["C3", "D4"])
+  r = referee_game(black, ScriptedEngine(["F6"], sleep=0.3),
+                   time_settings=(0, 0.2, 1))
+  assert (r.reason, r.result) == ("time", "B+T")
+  assert "time_settings 0 0.2 1" in black.sent
+  assert any(s.startswith("time_left black") for s in black.sent)
+  r = referee_game(ScriptedEngine([], ), ScriptedEngine(["RESIGN"]))
+  assert (r.reason, r.result) == ("resign", "B+R")
+  assert r.record("a", "b").result == "B+R"
+
+
+@needs_gnugo
+def test_match_against_gnugo_through_the_referee(served):
+  """Our process against GNU Go level 1 on 9x9, one game with each colour:
+  every move is checked by our rules engine, nobody forfeits, and GNU Go's
+  final board is the one our engine gets by replaying the game."""
+  results = []
+  for ours_black in (True, False):
+    with gtp.gnugo(level=1, seed=1, extra_args=(
+        "--chinese-rules", "--positional-superko",
+        "--capture-all-dead")) as gnu:
+      black, white = (served, gnu) if ours_black else (gnu, served)
+      r = referee_game(black, white, size=9, komi=7.5)
+      results.append(r)
+      assert r.reason in ("score", "move cap", "resign"), r.detail
+      assert len(r.moves) >= 20
+      state = GAME9.init(None)
+      for colour, action in r.moves:
+        assert int(state.current_player) == colour
+        state = GAME9.step(state, action)
+      ours = np.asarray(GAME9.stones(state))
+      gnu_board = np.zeros(81, np.int8)
+      for v in gnu.list_stones("black"):
+        gnu_board[GAME9.vertex_to_action(v)] = 1
+      for v in gnu.list_stones("white"):
+        gnu_board[GAME9.vertex_to_action(v)] = -1
+      np.testing.assert_array_equal(gnu_board, ours)
+  print("vs GNU Go level 1:", [(r.result, len(r.moves)) for r in results])
+
+
+@pytest.mark.slow
+@needs_gnugo
+@needs_go9
+def test_search_player_keeps_to_its_clock_against_gnugo():
+  """The 256-simulation 9x9 player with 0.5 s a move (byo-yomi) against
+  GNU Go: the referee enforces the clock; the player must shrink its
+  search to fit, and never lose on time."""
+  with gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp", "--preset",
+                      "az-9x9", "--simulations", "256"],
+                     timeout=600) as ours, gtp.gnugo(
+                         level=1, seed=2, extra_args=(
+                             "--chinese-rules", "--positional-superko",
+                             "--capture-all-dead")) as gnu:
+    ours.send("name")
+    r = referee_game(ours, gnu, size=9, komi=7.5,
+                     time_settings=(0, 0.5, 1))
+  assert r.reason in ("score", "move cap", "resign"), r.detail
+  print("az-9x9 at 0.5 s a move vs GNU Go level 1:", r.result,
+        len(r.moves), "moves, thinking", r.seconds)
