@@ -1,0 +1,261 @@
+"""AlphaGo's search: PUCT by hand, λ's end points against the dedicated
+paths, skipped evaluators really skipped, and one compilation for all
+parameter values."""
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+from mctx._src import search as mctx_search
+
+from alphago_jax import games, search
+from alphago_jax.games.tictactoe import TicTacToe
+from alphago_jax.search import alphago
+
+from ttt_positions import GAME, batch, position
+
+# A fixed random linear map: prior logits that differ by move (no ties in
+# u), and a value in (-1, 1). The value variables are a scalar added to v,
+# so NaN variables poison every value the network gives.
+_W = np.random.default_rng(0).normal(
+    size=(int(np.prod(GAME.observation_shape)), GAME.num_actions + 1)
+).astype(np.float32)
+
+
+def policy_fn(variables, obs, legal):
+  del variables, legal
+  return (obs.reshape(obs.shape[0], -1).astype(jnp.float32) @ _W)[:, :-1]
+
+
+def value_fn(variables, obs):
+  x = obs.reshape(obs.shape[0], -1).astype(jnp.float32) @ _W
+  return jnp.tanh(x[:, -1]) + variables
+
+
+def linear_net(variables, obs, legal):
+  return policy_fn(None, obs, legal), value_fn(variables, obs)
+
+
+class NaNRolloutTicTacToe(TicTacToe):
+  """Tic-tac-toe whose every rollout says NaN: any rollout that runs and is
+  mixed in shows up in the search's values."""
+
+  def fast_random_rollout(self, key, state):
+    del key, state
+    return jnp.full((2,), jnp.nan, jnp.float32)
+
+
+NAN_GAME = NaNRolloutTicTacToe()
+GOOD, POISON = (None, jnp.float32(0.0)), (None, jnp.float32(jnp.nan))
+
+# X wins at 2; O must block at 2; the empty board; after a centre opening.
+ROOTS = [[0, 3, 1, 4], [0, 4, 1], [], [4]]
+SIMS = 48
+STATIC = alphago.AlphaGoStatic(num_simulations=SIMS)
+VALUE_ONLY = dataclasses.replace(STATIC, use_rollouts=False)
+ROLLOUT_ONLY = dataclasses.replace(STATIC, use_value=False)
+TRACES = {}
+
+
+def params(c_puct=1.0, mixing=0.5):
+  return alphago.AlphaGoParams(c_puct=jnp.float32(c_puct),
+                               mixing=jnp.float32(mixing))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(static, game=GAME):
+  def run(params, variables, key, states):
+    TRACES[(static, game)] = TRACES.get((static, game), 0) + 1
+    return alphago.alphago_search(game, policy_fn, value_fn, variables, key,
+                                  states, config=static, params=params)
+  return jax.jit(run)
+
+
+def roots(game=GAME):
+  states = [position(m) for m in ROOTS]
+  return jax.tree.map(lambda *x: jnp.stack(x), *states)
+
+
+def run(static, p, variables=GOOD, game=GAME, seed=0):
+  return compiled(static, game)(p, variables, jax.random.key(seed), roots())
+
+
+def assert_same_search(a, b):
+  for field in ("action", "visit_counts", "q_values", "root_value"):
+    np.testing.assert_array_equal(getattr(a, field), getattr(b, field),
+                                  err_msg=field)
+
+
+def test_puct_scores_by_hand():
+  # N(s) = 12; children: Q 0.1, -0.05, 0; P 0.75, 0.2, 0.05; N 10, 1, 0.
+  q = jnp.array([0.1, -0.05, 0.0])
+  prior = jnp.array([0.75, 0.2, 0.05])
+  visits = jnp.array([10, 1, 0])
+  root12 = math.sqrt(12)
+  got = alphago.puct_scores(q, prior, visits, 12, 5.0)
+  want = [0.1 + 5 * 0.75 * root12 / 11, -0.05 + 5 * 0.2 * root12 / 2,
+          5 * 0.05 * root12]
+  np.testing.assert_allclose(got, want, rtol=1e-6)
+  np.testing.assert_allclose(want, [1.28094, 1.68205, 0.86603], atol=1e-5)
+
+
+def hand_tree():
+  """The tree of `test_puct_scores_by_hand` at the root, through mctx's own
+  tree: legal children 3, 5, 7; 7 unvisited with a stored value that would
+  read as Q = 0.9 if unvisited children were not 0; the rest illegal with a
+  huge stored Q."""
+  state = batch(position([]), 1)
+  logits = jnp.full((1, 9), -1e9).at[0, 3].set(math.log(0.75)).at[
+      0, 5].set(math.log(0.2)).at[0, 7].set(math.log(0.05))
+  root = mctx.RootFnOutput(prior_logits=logits, value=jnp.zeros(1),
+                           embedding=state)
+  tree = mctx_search.instantiate_tree_from_root(root, 2, jnp.zeros((1, 9)),
+                                                None)
+  t = jax.tree.map(lambda x: x[0], tree)
+  legal = jnp.zeros(9, bool).at[jnp.array([3, 5, 7])].set(True)
+  # Children values are from the child's mover's view; discount -1 makes
+  # Q = -value.
+  values = jnp.full(9, -0.99).at[3].set(-0.1).at[5].set(0.05).at[7].set(-0.9)
+  return t.replace(
+      node_visits=t.node_visits.at[0].set(12),
+      children_visits=t.children_visits.at[0, 3].set(10).at[0, 5].set(1),
+      children_values=t.children_values.at[0].set(values),
+      children_discounts=t.children_discounts.at[0].set(-1.0),
+      embeddings=t.embeddings.replace(
+          legal_action_mask=t.embeddings.legal_action_mask.at[0].set(legal)))
+
+
+@pytest.mark.parametrize("c_puct,want", [(5.0, 5), (1.0, 3)])
+def test_selection_on_a_hand_built_tree(c_puct, want):
+  # c = 5: scores 1.281, 1.682, 0.866 -> 5 (7 would win, 1.766, if its
+  # stored value counted). c = 1: 0.336, 0.296, 0.173 -> 3.
+  t = hand_tree()
+  for seed in range(4):
+    action = alphago.alphago_action_selection(jax.random.key(seed), t, 0,
+                                              c_puct=c_puct)
+    assert int(action) == want
+
+
+def test_lambda_zero_is_the_value_only_search_and_runs_no_rollout():
+  value_only = run(VALUE_ONLY, params(mixing=0.0))
+  assert_same_search(run(STATIC, params(mixing=0.0)), value_only)
+  # Every rollout is NaN in this game, yet λ = 0 stays finite and equal:
+  # the rollouts did not run (or were never mixed in: see next line).
+  assert_same_search(run(STATIC, params(mixing=0.0), game=NAN_GAME),
+                     value_only)
+  # The same program does run them at λ = 0.5: NaN everywhere.
+  mixed = run(STATIC, params(mixing=0.5), game=NAN_GAME)
+  assert np.all(np.isnan(mixed.root_value))
+  assert np.all(np.isfinite(value_only.root_value))
+
+
+def test_lambda_one_is_the_rollout_only_search_and_runs_no_value_net():
+  rollout_only = run(ROLLOUT_ONLY, params(mixing=1.0))
+  assert_same_search(run(STATIC, params(mixing=1.0)), rollout_only)
+  assert_same_search(run(STATIC, params(mixing=1.0), POISON), rollout_only)
+  assert_same_search(run(ROLLOUT_ONLY, params(mixing=1.0), POISON),
+                     rollout_only)
+  assert np.all(np.isnan(run(STATIC, params(mixing=0.5), POISON).root_value))
+  # Rollouts alone find the win in one (the linear prior does not favour
+  # it), and the root of that position is worth more than the empty board.
+  assert int(rollout_only.action[0]) == 2
+  assert rollout_only.root_value[0] > rollout_only.root_value[2]
+
+
+def test_mixed_leaf_value_is_the_weighted_sum():
+  # At the root: V = (1 - λ) v + λ z with the same rollout keys, so the
+  # λ = 0.25 root value (before any simulation: a one-node search) is the
+  # mix of the two end points' root values.
+  static = dataclasses.replace(STATIC, num_simulations=1)
+  states = roots()
+  key = jax.random.key(3)
+  leaf = alphago.make_leaf_value(GAME, value_fn, static)
+  obs = jax.vmap(GAME.observe)(states)
+  v = leaf(GOOD[1], 0.0, key, states, obs)
+  z = leaf(GOOD[1], 1.0, key, states, obs)
+  mix = leaf(GOOD[1], 0.25, key, states, obs)
+  np.testing.assert_allclose(mix, 0.75 * v + 0.25 * z, rtol=1e-6)
+  np.testing.assert_allclose(v, value_fn(0.0, obs), rtol=1e-6)
+  # z is a rollout outcome for the mover: -1, 0 or 1 (one rollout a leaf).
+  assert set(np.asarray(z).tolist()) <= {-1.0, 0.0, 1.0}
+
+
+def test_value_only_search_is_alphago_zero_puct_with_raw_q():
+  # mctx's PUCT with AlphaGo's raw Q (alphazero.py, an independent path):
+  # the same visit counts at every root.
+  c = 1.25
+  az = search.AlphaZeroSearchConfig(
+      num_simulations=SIMS, policy="puct", c_puct=c, normalize_q=False,
+      dirichlet_fraction=0.0, temperature_moves=0)
+  theirs = jax.jit(lambda k, s: search.alphazero_search(
+      GAME, linear_net, jnp.float32(0.0), k, s, config=az))(
+          jax.random.key(0), roots())
+  ours = run(VALUE_ONLY, params(c_puct=c, mixing=0.0))
+  np.testing.assert_array_equal(ours.visit_counts, theirs.visit_counts)
+  np.testing.assert_allclose(ours.root_value, theirs.root_value, atol=1e-5)
+
+
+def test_changing_parameters_does_not_recompile():
+  for c_puct, mixing in ((1.0, 0.5), (5.0, 0.5), (0.3, 0.2), (2.0, 1.0)):
+    run(STATIC, params(c_puct, mixing))
+  assert TRACES[(STATIC, GAME)] == 1
+  # ...and they are used: c_puct changes the search.
+  a = run(STATIC, params(0.1, 0.5)).visit_counts
+  b = run(STATIC, params(10.0, 0.5)).visit_counts
+  assert not np.array_equal(a, b)
+  assert TRACES[(STATIC, GAME)] == 1
+
+
+def test_config_split_and_defaults():
+  cfg = search.AlphaGoSearchConfig(num_simulations=8)
+  static, p = cfg.split()
+  assert static.use_value and static.use_rollouts
+  assert float(p.c_puct) == 5.0 and float(p.mixing) == 0.5
+  assert not search.AlphaGoSearchConfig(num_simulations=8,
+                                        mixing=0.0).static().use_rollouts
+  assert not search.AlphaGoSearchConfig(num_simulations=8,
+                                        mixing=1.0).static().use_value
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(mixing=1.5), "mixing"),
+    (dict(mixing=-0.1), "mixing"),
+    (dict(c_puct=-1.0), "c_puct"),
+    (dict(c_puct=float("nan")), "c_puct"),
+    (dict(mixing=0.5, use_rollouts=False), "use_rollouts"),
+    (dict(mixing=0.5, use_value=False), "use_value"),
+    (dict(mixing=0.5, use_value=False, use_rollouts=False), "both False"),
+    (dict(rollouts_per_leaf=0), "rollouts_per_leaf"),
+    (dict(num_simulations=0), "num_simulations"),
+])
+def test_bad_config(kwargs, match):
+  kwargs = {"num_simulations": 8, **kwargs}
+  with pytest.raises(ValueError, match=match):
+    search.AlphaGoSearchConfig(**kwargs)
+
+
+def test_bad_concrete_params_are_named_before_tracing():
+  states = roots()
+  with pytest.raises(ValueError, match="mixing"):
+    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
+                           jax.random.key(0), states, config=STATIC,
+                           params=params(mixing=2.0))
+  with pytest.raises(ValueError, match="c_puct"):
+    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
+                           jax.random.key(0), states, config=STATIC,
+                           params=params(c_puct=-3.0))
+  with pytest.raises(ValueError, match="needs rollouts"):
+    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
+                           jax.random.key(0), states, config=VALUE_ONLY,
+                           params=params(mixing=0.5))
+  with pytest.raises(ValueError, match="explicit params"):
+    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
+                           jax.random.key(0), states, config=STATIC)
+  with pytest.raises(ValueError, match="value function"):
+    alphago.alphago_search(GAME, policy_fn, None, GOOD, jax.random.key(0),
+                           states, config=STATIC, params=params())
