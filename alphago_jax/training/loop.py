@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import chex
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -35,37 +34,16 @@ from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
 from alphago_jax.training import host_loop
 from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.learner import loss_fn, make_optimizer
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh, make_mesh  # noqa: F401 (re-exported)
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
 from alphago_jax.training.selfplay import self_play
-from alphago_jax.training.state import TrainState
-
-DATA_AXIS = "data"
-
-
-def make_mesh(devices=None) -> Mesh:
-  """A 1-D data-parallel mesh over `devices` (default: all)."""
-  devices = jax.devices() if devices is None else devices
-  return Mesh(np.asarray(devices), (DATA_AXIS,))
+from alphago_jax.training.state import TrainState, variables_of
 
 
 def _check_mesh(config: TrainConfig, mesh: Optional[Mesh]) -> None:
-  if mesh is None:
-    return
-  if DATA_AXIS not in mesh.axis_names:
-    raise ValueError(f"the mesh needs an axis named {DATA_AXIS!r}, has "
-                     f"{mesh.axis_names}")
-  n = mesh.shape[DATA_AXIS]
-  for name in ("num_games", "batch_size"):
-    if getattr(config, name) % n:
-      raise ValueError(f"{name}={getattr(config, name)} is not divisible by "
-                       f"the {n} devices of the mesh")
-
-
-def variables_of(state: TrainState) -> Dict[str, Any]:
-  """The network variables (for agents and evaluation) of a train state."""
-  return {"params": state.params, "batch_stats": state.batch_stats}
+  check_mesh(mesh, num_games=config.num_games, batch_size=config.batch_size)
 
 
 def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,

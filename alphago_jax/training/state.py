@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 import chex
 from flax import struct
 
@@ -27,3 +29,8 @@ class TrainState:
   buffer: ReplayBuffer
   key: chex.Array
   iteration: chex.Array
+
+
+def variables_of(state: TrainState) -> Dict[str, Any]:
+  """The network variables (for agents and evaluation) of a train state."""
+  return {"params": state.params, "batch_stats": state.batch_stats}

@@ -41,8 +41,8 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
-from alphago_jax.training.loop import DATA_AXIS
-from alphago_jax.training.state import TrainState
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh
+from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant")
@@ -193,19 +193,7 @@ def make_optimizer(config: SupervisedConfig) -> optax.GradientTransformation:
 
 
 def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
-  if mesh is None:
-    return
-  if DATA_AXIS not in mesh.axis_names:
-    raise ValueError(f"the mesh needs an axis named {DATA_AXIS!r}, has "
-                     f"{mesh.axis_names}")
-  if config.batch_size % mesh.shape[DATA_AXIS]:
-    raise ValueError(f"batch_size={config.batch_size} is not divisible by "
-                     f"the {mesh.shape[DATA_AXIS]} devices of the mesh")
-
-
-def variables_of(state: TrainState) -> Dict[str, Any]:
-  """The network variables of a train state."""
-  return {"params": state.params, "batch_stats": state.batch_stats}
+  check_mesh(mesh, batch_size=config.batch_size)
 
 
 def init_supervised_state(config: SupervisedConfig, seed: int, *,
