@@ -24,8 +24,9 @@ from alphago_jax.search.rollout import (random_legal_action, random_rollout,
 from alphago_jax.search.sharding import shard_games
 from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
                                        minimax, solve, solver_agent)
-from alphago_jax.search.sweep import (SweepMatchResult, grid, num_values,
-                                      play_games, stack, sweep, sweep_match)
+from alphago_jax.search.sweep import (SweepMatchResult, grid, match_outcomes,
+                                      num_values, play_games, stack,
+                                      sweep_match, sweep_search)
 from alphago_jax.search.uct import (UCTConfig, UCTParams, UCTStatic,
                                     rollout_recurrent_fn,
                                     ucb1_action_selection, ucb1_scores,
@@ -40,7 +41,8 @@ __all__ = [
     "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
     "qtransform_raw", "rollout_fn",
     "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
-    "SweepMatchResult", "grid", "num_values", "play_games", "stack", "sweep",
+    "SweepMatchResult", "grid", "match_outcomes", "num_values", "play_games",
+    "stack", "sweep_search",
     "sweep_match",
     "UCTConfig", "UCTParams", "UCTStatic", "alphabeta",
     "argmax_random_tiebreak", "minimax",

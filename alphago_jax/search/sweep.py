@@ -89,7 +89,7 @@ def grid(base: Params, values: Mapping[str, Sequence[float]]
   return params, labels
 
 
-def sweep(search: Callable[..., Any], params: Params, *args) -> Any:
+def sweep_search(search: Callable[..., Any], params: Params, *args) -> Any:
   """`search(params_i, *args)` for every stacked value, as one program.
 
   Args:
@@ -209,7 +209,7 @@ def match_outcomes(game: game_base.Game, make_agent: Callable[[Params], Agent],
                    max_moves=max_moves).reshape(2, games_per_colour)
     return jnp.stack([jnp.sum(r > 0, -1), jnp.sum(r == 0, -1),
                       jnp.sum(r < 0, -1)], -1).astype(jnp.int32)
-  return sweep(one, params)
+  return sweep_search(one, params)
 
 
 def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
