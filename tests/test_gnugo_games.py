@@ -141,6 +141,34 @@ def test_a_killed_gnugo_drops_its_game_and_the_chunk_fills_up(tmp_path):
   assert sorted(chunk.records) == [seeds[0], seeds[2]]
 
 
+def test_score_disagreements_are_counted_and_a_wrong_board_drops_the_game(
+    tmp_path):
+  """GNU Go lies about the score of one game and about the board of
+  another: the first is kept with GNU Go's result and counted, the second
+  dropped."""
+  seeds = list(CFG.seeds(0))
+
+  def lying_factory(config, seed):
+    engine = gg.start_gnugo(config, seed)
+    if seed == seeds[0]:
+      engine.final_score = lambda: "B+100"
+    if seed == seeds[1]:
+      list_stones = engine.list_stones
+      engine.list_stones = lambda colour: list_stones(
+          "white" if colour == "black" else "black")
+    return engine
+  (summary,) = gg.generate(str(tmp_path), CFG, games=2,
+                           engine_factory=lying_factory)
+  assert summary["seeds"] == [seeds[0], seeds[2]]
+  assert summary["dropped"] == {"board mismatch": 1}
+  (disagreement,) = summary["score_disagreements"]
+  assert disagreement["seed"] == seeds[0] and disagreement["gnugo"] == 100
+  record = gg.read_chunk(gg.chunk_path(str(tmp_path), 0)).records[seeds[0]]
+  assert sgf.parse_sgf(record).result == "B+100"
+  assert gg.game_info(record)["tromp_taylor"] == sgf.result_string(
+      disagreement["tromp_taylor"])
+
+
 def test_failed_archive_write_leaves_no_archive_and_resume_reuses_games(
     tmp_path, monkeypatch):
   folder = str(tmp_path / "games")
