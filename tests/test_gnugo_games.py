@@ -143,9 +143,9 @@ def test_a_killed_gnugo_drops_its_game_and_the_chunk_fills_up(tmp_path):
 
 def test_score_disagreements_are_counted_and_a_wrong_board_drops_the_game(
     tmp_path):
-  """GNU Go lies about the score of one game and about the board of
-  another: the first is kept with GNU Go's result and counted, the second
-  dropped."""
+  """GNU Go lies about the score of one game, the board of another and
+  answers an unreadable score in a third: the first is kept with GNU Go's
+  result and counted, the others dropped."""
   seeds = list(CFG.seeds(0))
 
   def lying_factory(config, seed):
@@ -156,11 +156,13 @@ def test_score_disagreements_are_counted_and_a_wrong_board_drops_the_game(
       list_stones = engine.list_stones
       engine.list_stones = lambda colour: list_stones(
           "white" if colour == "black" else "black")
+    if seed == seeds[2]:
+      engine.final_score = lambda: "B+"
     return engine
   (summary,) = gg.generate(str(tmp_path), CFG, games=2,
                            engine_factory=lying_factory)
-  assert summary["seeds"] == [seeds[0], seeds[2]]
-  assert summary["dropped"] == {"board mismatch": 1}
+  assert summary["seeds"] == [seeds[0], seeds[3]]
+  assert summary["dropped"] == {"board mismatch": 1, "bad answer": 1}
   (disagreement,) = summary["score_disagreements"]
   assert disagreement["seed"] == seeds[0] and disagreement["gnugo"] == 100
   record = gg.read_chunk(gg.chunk_path(str(tmp_path), 0)).records[seeds[0]]

@@ -167,8 +167,8 @@ class GameResult:
   Attributes:
     seed, level: as played.
     dropped: why the game was dropped (`"engine died"`, `"engine timeout"`,
-      `"gtp error"`, `"move limit"`, `"resigned"`, `"board mismatch"`,
-      `"replay failed"`), None when kept.
+      `"gtp error"`, `"bad answer"`, `"move limit"`, `"resigned"`,
+      `"board mismatch"`, `"replay failed"`), None when kept.
     sgf: the record (bytes), None when dropped.
     gnugo_score, tromp_taylor: `black - white - komi` by GNU Go's
       `final_score` and by our engine, None when unknown.
@@ -309,6 +309,9 @@ def play_game(config: GenerationConfig, seed: int, *,
     return result
   except GTPError as e:
     result.dropped, result.message = "gtp error", str(e)
+    return result
+  except ValueError as e:  # an answer we cannot read (score, vertex)
+    result.dropped, result.message = "bad answer", str(e)
     return result
   finally:
     result.moves = len(actions)
