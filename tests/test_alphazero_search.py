@@ -273,3 +273,70 @@ def test_temperature_stops_after_k_moves():
   picked = np.take_along_axis(counts, np.asarray(late.action)[:, None],
                               1)[:, 0]
   np.testing.assert_array_equal(picked, counts.max(-1))
+
+
+def test_changing_parameters_does_not_recompile():
+  # The static part is a jit constant, the parameters an argument: one
+  # trace for every value, each value used, and the same result as a config
+  # with the value baked in.
+  traces = []
+  static, base = search.AlphaZeroSearchConfig(
+      num_simulations=8, policy="puct", temperature_moves=9).split()
+
+  @jax.jit
+  def run(params, key, states):
+    traces.append(1)
+    return search.alphazero_search(GAME, linear_net, None, key, states,
+                                   config=static, params=params)
+  states = jax.tree.map(lambda *x: jnp.stack(x),
+                        *[position(m) for m in ([], [4], [0, 4, 1])])
+  key = jax.random.key(5)
+  f32 = np.float32
+  outs = {c: run(base.replace(c_puct=f32(c)), key, states)
+          for c in (0.05, 1.25, 20.0)}
+  run(base.replace(dirichlet_fraction=f32(0.0), temperature=f32(0.5),
+                   gumbel_scale=f32(0.0)), key, states)
+  assert len(traces) == 1
+  assert not np.array_equal(outs[0.05].visit_counts, outs[20.0].visit_counts)
+  baked = jax.jit(functools.partial(
+      search.alphazero_search, GAME, linear_net, None,
+      config=search.AlphaZeroSearchConfig(num_simulations=8, policy="puct",
+                                          temperature_moves=9,
+                                          c_puct=20.0)))(key, states)
+  np.testing.assert_array_equal(baked.visit_counts, outs[20.0].visit_counts)
+  np.testing.assert_array_equal(baked.action, outs[20.0].action)
+
+
+def test_config_splits_into_static_and_params():
+  config = search.AlphaZeroSearchConfig(num_simulations=8, policy="puct",
+                                        c_puct=2.0, resign_threshold=-0.8)
+  static, params = config.split()
+  assert static == search.AlphaZeroStatic(num_simulations=8, policy="puct")
+  assert hash(static) == hash(dataclasses.replace(config, c_puct=3.0
+                                                  ).static())
+  assert float(params.c_puct) == 2.0
+  assert float(params.resign_threshold) == np.float32(-0.8)
+  assert float(params.c_puct_base) >= 1e30  # None: constant c_puct
+  assert float(config.for_evaluation().params().resign_threshold) < -1
+  ev = params.for_evaluation()
+  assert float(ev.dirichlet_fraction) == 0 and float(ev.gumbel_scale) == 0
+  assert float(ev.temperature_moves) == 0 and float(ev.c_puct) == 2.0
+
+
+@pytest.mark.parametrize("field,value", [
+    ("c_puct", -1.0), ("dirichlet_fraction", 1.5), ("dirichlet_alpha", 0.0),
+    ("temperature", float("nan")), ("resign_disabled_fraction", 2.0)])
+def test_bad_concrete_params_are_named(field, value):
+  static, params = search.AlphaZeroSearchConfig(num_simulations=8).split()
+  bad = params.replace(**{field: np.float32(value)})
+  with pytest.raises(ValueError, match=field):
+    search.alphazero_search(GAME, zero_net, None, jax.random.key(0),
+                            batch(position([]), 2), config=static,
+                            params=bad)
+
+
+def test_static_part_needs_params():
+  static = search.AlphaZeroSearchConfig(num_simulations=8).static()
+  with pytest.raises(ValueError, match="explicit params"):
+    search.alphazero_search(GAME, zero_net, None, jax.random.key(0),
+                            batch(position([]), 2), config=static)

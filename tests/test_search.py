@@ -196,3 +196,28 @@ def test_batch_of_zero_raises():
 def test_monte_carlo_bad_rollouts_raise():
   with pytest.raises(ValueError, match="rollouts_per_action"):
     search.MonteCarloConfig(rollouts_per_action=0)
+
+
+def test_uct_exploration_is_traced_one_compilation_for_all_values():
+  traces = []
+  static, base = search.UCTConfig(num_simulations=24).split()
+
+  @jax.jit
+  def run(params, key, states):
+    traces.append(1)
+    return search.uct_search(GAME, key, states, config=static, params=params)
+  states = batch(position([4]), 4)
+  key = jax.random.key(2)
+  outs = [run(search.UCTParams(exploration=np.float32(c)), key, states)
+          for c in (0.0, 1.4, 50.0)]
+  assert len(traces) == 1
+  # c = 0 is greedy on W/N, c = 50 spreads visits near uniformly.
+  spread = lambda o: np.asarray(o.visit_counts).std(-1).mean()
+  assert spread(outs[0]) > spread(outs[2])
+  baked = jax.jit(lambda k, s: search.uct_search(
+      GAME, k, s, config=search.UCTConfig(num_simulations=24,
+                                          exploration=50.0)))(key, states)
+  np.testing.assert_array_equal(baked.visit_counts, outs[2].visit_counts)
+  with pytest.raises(ValueError, match="exploration"):
+    search.uct_search(GAME, key, states, config=static,
+                      params=search.UCTParams(exploration=np.float32(-1)))
