@@ -6,7 +6,8 @@ same OUTPUT to resume; Ctrl-C loses at most the iterations since the last
 checkpoint, never a checkpoint). Every --eval-every iterations the raw
 policy and the network + search play a uniformly random opponent, and the
 network's variables are saved to OUTPUT/snapshots/ for the learning curve
-(`experiments/go9_learning_curve.py`).
+(`experiments/go9_learning_curve.py`). OUTPUT/config.json records the whole
+run (this script is a thin wrapper over `alphago-jax train go9`).
 
     python experiments/train_go9.py [--output runs/go9] [--hours 3]
     python experiments/train_go9.py --start-from checkpoints/go9  # continue
@@ -14,19 +15,13 @@ network's variables are saved to OUTPUT/snapshots/ for the learning curve
 """
 
 import argparse
-import json
-import os
-import shutil
-import sys
-import time
+import dataclasses
 
 import jax
-from jax.experimental import multihost_utils
 
-from alphago_jax import cpu_devices, games, training
-from alphago_jax.search.agents import random_agent
-from alphago_jax.training import snapshots
-from alphago_jax.training.augment import dihedral_augment
+from alphago_jax import cpu_devices
+from alphago_jax.cli.configs import alphazero_defaults
+from alphago_jax.cli.train import run_alphazero
 
 
 def main():
@@ -53,6 +48,16 @@ def main():
   p.add_argument("--num-processes", type=int, default=1)
   p.add_argument("--process-id", type=int, default=0)
   args = p.parse_args()
+  if args.hours <= 0 or args.eval_every < 1 or args.eval_games < 1:
+    p.error("--hours must be > 0, --eval-every and --eval-games >= 1")
+  try:
+    run = dataclasses.replace(
+        alphazero_defaults("go9"), seed=args.seed,
+        iterations=args.iterations, hours=args.hours,
+        eval_every=args.eval_every, eval_games=args.eval_games,
+        checkpoint_every=args.checkpoint_every, cpu_devices=args.cpu_devices)
+  except ValueError as e:
+    p.error(str(e))
   try:  # Before JAX starts: the first JAX operation fixes the devices.
     cpu_devices.use_cpu_devices(args.cpu_devices)
   except ValueError as e:
@@ -60,48 +65,7 @@ def main():
   if args.coordinator:
     jax.distributed.initialize(args.coordinator, args.num_processes,
                                args.process_id)
-  if args.hours <= 0 or args.eval_every < 1 or args.eval_games < 1:
-    p.error("--hours must be > 0, --eval-every and --eval-games >= 1")
-
-  game = games.make("go", size=9)
-  config = training.presets.go9()
-  os.makedirs(args.output, exist_ok=True)
-  ckpts = os.path.join(args.output, "checkpoints")
-  # Multi-host: OUTPUT is shared, so one process writes the files.
-  writer = jax.process_index() == 0
-  if writer and args.start_from and training.latest_step(ckpts) is None:
-    # Copy, never write into the committed directory.
-    shutil.copytree(os.path.join(args.start_from, "checkpoints"), ckpts,
-                    dirs_exist_ok=True)
-  if writer:
-    with open(os.path.join(args.output, "config.json.tmp"), "w") as f:
-      json.dump(config.architecture(game), f, indent=1)
-    os.replace(os.path.join(args.output, "config.json.tmp"),
-               os.path.join(args.output, "config.json"))
-  if jax.process_count() > 1:
-    multihost_utils.sync_global_devices("train_go9: output ready")
-  vs_random = training.make_reference_evaluator(
-      game, config, random_agent, games_per_colour=args.eval_games,
-      seed=args.seed + 1, name="random")
-
-  def evaluator(state):
-    if writer:
-      snapshots.save(os.path.join(args.output, "snapshots"), state,
-                     architecture=config.architecture(game))
-    return vs_random(state)
-
-  # Data parallel over every device of every process (one device: none).
-  mesh = training.make_mesh() if jax.device_count() > 1 else None
-  deadline = time.perf_counter() + 3600 * args.hours
-  _, history = training.train(
-      game, config, seed=args.seed, num_iterations=args.iterations,
-      output_dir=args.output, augment=dihedral_augment(9), mesh=mesh,
-      evaluator=evaluator, evaluate_every=args.eval_every,
-      checkpoint_every=args.checkpoint_every,
-      stop_when=lambda record: time.perf_counter() > deadline,
-      log=lambda line: print(line, flush=True),
-      # A progress bar with throughput on a terminal; plain lines in logs.
-      progress=sys.stderr.isatty())
+  history = run_alphazero(run, args.output, start_from=args.start_from)
   last = history[-1] if history else {}
   print(f"RESULT iterations={last.get('iteration')} "
         f"devices={jax.device_count()}")

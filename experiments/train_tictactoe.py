@@ -5,16 +5,21 @@ iteration to OUTPUT/metrics.jsonl, checkpoints to OUTPUT/checkpoints (a rerun
 with the same OUTPUT resumes), and every --eval-every iterations plays the
 raw policy (argmax) and the network + search against the perfect solver.
 With --stop-when-perfect it stops at the first evaluation where neither
-loses a game.
+loses a game. OUTPUT/config.json records the whole run: `alphago-jax train
+--from-run OUTPUT --output NEW` repeats it (this script is a thin wrapper
+over `alphago-jax train tictactoe`).
 
     python experiments/train_tictactoe.py --output runs/ttt [--seed 0]
 """
 
 import argparse
+import dataclasses
 import sys
 import time
 
-from alphago_jax import games, training
+from alphago_jax.cli.configs import alphazero_defaults
+from alphago_jax.cli.train import run_alphazero
+from alphago_jax.training import presets
 
 
 def main():
@@ -31,30 +36,23 @@ def main():
   args = p.parse_args()
   if args.iterations < 0 or args.eval_every < 0 or args.eval_games < 1:
     p.error("--iterations and --eval-every must be >= 0, --eval-games >= 1")
-
-  game = games.make("tictactoe")
-  config = training.presets.tictactoe(args.policy)
-  evaluator = training.make_solver_evaluator(
-      game, config, games_per_colour=args.eval_games, seed=args.seed + 1)
-
-  def perfect(record):
-    return ("solver_policy_losses" in record and
-            record["solver_policy_losses"] == 0 and
-            record["solver_search_losses"] == 0)
-
+  try:
+    run = dataclasses.replace(
+        alphazero_defaults("tictactoe"),
+        train=presets.tictactoe(args.policy), seed=args.seed,
+        iterations=args.iterations, eval_every=args.eval_every,
+        eval_games=args.eval_games, checkpoint_every=args.checkpoint_every,
+        stop_when_perfect=args.stop_when_perfect)
+  except ValueError as e:
+    p.error(str(e))
   start = time.perf_counter()
-  _, history = training.train(
-      game, config, seed=args.seed, num_iterations=args.iterations,
-      output_dir=args.output, evaluator=evaluator,
-      evaluate_every=args.eval_every,
-      checkpoint_every=args.checkpoint_every,
-      stop_when=perfect if args.stop_when_perfect else None,
-      log=lambda line: print(line, flush=True),
-      # A progress bar with throughput on a terminal; plain lines in logs.
-      progress=sys.stderr.isatty())
+  history = run_alphazero(run, args.output, progress=sys.stderr.isatty())
   last = history[-1] if history else {}
+  perfect = ("solver_policy_losses" in last and
+             last["solver_policy_losses"] == 0 and
+             last["solver_search_losses"] == 0)
   print(f"RESULT iterations={last.get('iteration')} "
-        f"perfect={perfect(last)} seconds={time.perf_counter() - start:.1f}")
+        f"perfect={perfect} seconds={time.perf_counter() - start:.1f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.supervised import SupervisedConfig
 
 AlphaZeroGame = Literal["tictactoe", "go9"]
+# Actions and the longest game of each (checked here, so that a config that
+# cannot run fails before anything starts).
+NUM_ACTIONS = {"tictactoe": 9, "go9": 82}
 
 
 def _int(name, value, low):
@@ -97,6 +100,11 @@ class AlphaZeroRun:
       raise ValueError("augment: board symmetries are for Go only")
     if self.stop_when_perfect and not self.eval_every:
       raise ValueError("stop_when_perfect needs eval_every >= 1")
+    m = self.train.search.max_num_considered_actions
+    if m is not None and m > NUM_ACTIONS[self.game]:
+      raise ValueError(
+          f"train.search.max_num_considered_actions={m} exceeds the "
+          f"{NUM_ACTIONS[self.game]} actions of {self.game}")
     for name in ("num_games", "batch_size"):
       if getattr(self.train, name) % self.cpu_devices:
         raise ValueError(

@@ -41,8 +41,9 @@ def _use_cpu_devices(count: int, log: Log) -> None:
     cpu_devices.use_cpu_devices(count)
   except RuntimeError:
     import jax  # pylint: disable=import-outside-toplevel
-    if jax.device_count() != count:
-      log(f"note: JAX already runs with {jax.device_count()} device(s) in "
+    if jax.local_device_count() != count:
+      log(f"note: JAX already runs with {jax.local_device_count()} "
+          f"device(s) in "
           f"this process; cpu_devices={count} takes effect in a new process")
 
 
@@ -271,7 +272,11 @@ def _repeat(args: Repeat) -> int:
     raise rundir.RunConfigError("give exactly one of --from-run DIR and "
                                 "--resume DIR")
   source = args.from_run or args.resume
-  stage, run, _ = rundir.read_config(source, STAGES)
+  stage, run, record = rundir.read_config(source, STAGES)
+  here = rundir.git_commit()
+  if record["git_commit"] and here and record["git_commit"] != here:
+    print(f"note: {source} was written by commit {record['git_commit'][:12]}"
+          f", this is {here[:12]}", file=sys.stderr)
   if args.from_run is not None:
     if args.output is None:
       raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "

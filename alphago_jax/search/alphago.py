@@ -36,9 +36,15 @@ evaluated the same way.
   becomes a select and both branches run for every value: inherent to
   batching.
 
+Virtual loss: with `leaves_per_step` K > 1, each step selects K leaves in
+the same tree, every selection seeing the earlier ones of the step as n_vl
+lost visits per edge (`virtual_loss`, traced), evaluates the K leaves in one
+batch and backs each up (`tree_search.search_with_virtual_loss`): AlphaGo's
+way of keeping parallel evaluators on different lines, here synchronous.
+
 Not reproduced from the paper: the expansion threshold (AlphaGo expanded a
 leaf after 40 visits; here every simulation expands one node, as mctx does),
-virtual loss, asynchronous evaluation and the tree policy.
+asynchronous evaluation and the tree policy.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn
-from alphago_jax.search.tree_search import search as tree_search
+from alphago_jax.search import tree_search
 from alphago_jax.search.uct import make_transition
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn, PolicyFn, ValueFn
 
@@ -71,11 +77,15 @@ class AlphaGoParams:
   Attributes:
     c_puct: the exploration constant (AlphaGo: 5), on raw Q in [-1, 1].
     mixing: λ in [0, 1], the rollouts' weight in the leaf value.
+    virtual_loss: n_vl, the losses each pending selection adds to the edges
+      it passed (AlphaGo: 3); used only with `leaves_per_step` > 1.
   """
   c_puct: chex.Array
   mixing: chex.Array
+  virtual_loss: chex.Array = 3.0
 
-  BOUNDS = {"c_puct": (0, None, False), "mixing": (0, 1, False)}
+  BOUNDS = {"c_puct": (0, None, False), "mixing": (0, 1, False),
+            "virtual_loss": (0, None, False)}
 
   def check(self) -> "AlphaGoParams":
     """Raises ValueError naming a concrete field out of range; returns self."""
@@ -92,9 +102,15 @@ class AlphaGoStatic:
   rollouts_per_leaf: int = 1
   rollout_policy: str = "random"
   max_depth: int | None = None
+  leaves_per_step: int = 1
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
+    params_lib.check_int("leaves_per_step", self.leaves_per_step, 1)
+    if self.num_simulations % self.leaves_per_step:
+      raise ValueError(
+          f"num_simulations={self.num_simulations} must be a multiple of "
+          f"leaves_per_step={self.leaves_per_step}")
     for name in ("use_value", "use_rollouts"):
       if not isinstance(getattr(self, name), bool):
         raise ValueError(f"{name} must be a bool, got "
@@ -138,6 +154,9 @@ class AlphaGoSearchConfig:
     rollout_policy: by name (`rollout.rollout_fn`): "random" for every game;
       Go also "heuristic" and any registered policy.
     max_depth: deepest tree path; None means num_simulations.
+    leaves_per_step: K, leaves selected per step in the same tree under
+      virtual loss and evaluated together (1: one simulation at a time).
+    virtual_loss: n_vl (traced).
   """
   num_simulations: int
   c_puct: float = 5.0
@@ -147,10 +166,13 @@ class AlphaGoSearchConfig:
   rollouts_per_leaf: int = 1
   rollout_policy: str = "random"
   max_depth: int | None = None
+  leaves_per_step: int = 1
+  virtual_loss: float = 3.0
 
   def __post_init__(self):
     params_lib.check_number("c_puct", self.c_puct, low=0)
     params_lib.check_number("mixing", self.mixing, low=0, high=1)
+    params_lib.check_number("virtual_loss", self.virtual_loss, low=0)
     self.static().check_mixing(self.mixing)
 
   def static(self) -> AlphaGoStatic:
@@ -161,12 +183,14 @@ class AlphaGoSearchConfig:
     return AlphaGoStatic(
         num_simulations=self.num_simulations, use_value=use_value,
         use_rollouts=use_rollouts, rollouts_per_leaf=self.rollouts_per_leaf,
-        rollout_policy=self.rollout_policy, max_depth=self.max_depth)
+        rollout_policy=self.rollout_policy, max_depth=self.max_depth,
+        leaves_per_step=self.leaves_per_step)
 
   def params(self) -> AlphaGoParams:
     """The traced part, as float32 scalars."""
-    return AlphaGoParams(c_puct=params_lib.as_float(self.c_puct),
-                         mixing=params_lib.as_float(self.mixing))
+    f = params_lib.as_float
+    return AlphaGoParams(c_puct=f(self.c_puct), mixing=f(self.mixing),
+                         virtual_loss=f(self.virtual_loss))
 
   def split(self) -> Tuple[AlphaGoStatic, AlphaGoParams]:
     return self.static(), self.params()
@@ -227,19 +251,32 @@ def puct_scores(q: chex.Array, prior: chex.Array, visits: chex.Array,
 
 def alphago_action_selection(rng_key: chex.PRNGKey, tree: mctx.Tree,
                              node_index: chex.Array, depth: chex.Array = 0,
-                             *, c_puct) -> chex.Array:
+                             *, c_puct, virtual_loss=0.0) -> chex.Array:
   """mctx action-selection function: the legal child with the best Q + u.
 
   Unbatched tree (mctx vmaps the walk); embeddings are game states, so
   legality is read from the node's own state. Exact ties are broken
   uniformly at random.
+
+  Virtual loss (`tree_search.search_with_virtual_loss`, which keeps the
+  pending selections per edge in `tree.extra_data`): each pending selection
+  through an edge counts as n_vl more visits, all lost by the mover, so
+  N(s, a) += n_vl · pending, Q(s, a) = (Q · N − n_vl · pending) / (N +
+  n_vl · pending), and N(s) grows by the same visits.
   """
   del depth
-  visits = tree.children_visits[node_index]
+  visits = tree.children_visits[node_index].astype(jnp.float32)
   q = jnp.where(visits > 0, tree.qvalues(node_index), 0.0)
+  parent_visits = tree.node_visits[node_index].astype(jnp.float32)
+  if tree.extra_data is not None:
+    extra = virtual_loss * tree.extra_data[node_index]
+    vl_visits = visits + extra
+    q = jnp.where(extra > 0, (q * visits - extra) / jnp.maximum(vl_visits,
+                                                                1e-9), q)
+    visits = vl_visits
+    parent_visits = parent_visits + jnp.sum(extra)
   prior = jax.nn.softmax(tree.children_prior_logits[node_index])
-  scores = puct_scores(q, prior, visits, tree.node_visits[node_index],
-                       c_puct)
+  scores = puct_scores(q, prior, visits, parent_visits, c_puct)
   legal = tree.embeddings.legal_action_mask[node_index]
   return base.argmax_random_tiebreak(rng_key, scores, legal)
 
@@ -360,13 +397,27 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                                  obs),
       value=leaf_value(value_variables, params.mixing, root_key, states, obs),
       embedding=states)
-  select = functools.partial(alphago_action_selection, c_puct=params.c_puct)
-  tree = tree_search(
-      params=(variables, params.mixing), rng_key=search_key, root=root,
-      recurrent_fn=make_recurrent_fn(game, policy_fn, value_fn, static),
-      root_action_selection_fn=select, interior_action_selection_fn=select,
-      num_simulations=static.num_simulations, max_depth=static.max_depth,
-      invalid_actions=(~states.legal_action_mask).astype(jnp.float32))
+  recurrent_fn = make_recurrent_fn(game, policy_fn, value_fn, static)
+  invalid = (~states.legal_action_mask).astype(jnp.float32)
+  if static.leaves_per_step == 1:
+    select = functools.partial(alphago_action_selection,
+                               c_puct=params.c_puct)
+    tree = tree_search.search(
+        params=(variables, params.mixing), rng_key=search_key, root=root,
+        recurrent_fn=recurrent_fn, root_action_selection_fn=select,
+        interior_action_selection_fn=select,
+        num_simulations=static.num_simulations, max_depth=static.max_depth,
+        invalid_actions=invalid)
+  else:
+    select = functools.partial(alphago_action_selection,
+                               c_puct=params.c_puct,
+                               virtual_loss=params.virtual_loss)
+    tree = tree_search.search_with_virtual_loss(
+        params=(variables, params.mixing), rng_key=search_key, root=root,
+        recurrent_fn=recurrent_fn, action_selection_fn=select,
+        num_simulations=static.num_simulations,
+        leaves_per_step=static.leaves_per_step, max_depth=static.max_depth,
+        invalid_actions=invalid)
   legal = states.legal_action_mask
   visits = tree.children_visits[:, tree.ROOT_INDEX]
   q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)

@@ -14,6 +14,11 @@ Illegal actions: mctx masks them at the root (`invalid_actions`) but not
 below it, so `recurrent_fn` gives them the logit `MASKED_LOGIT` (prior 0) at
 every interior node, and the raw-Q transform scores them below any legal
 action.
+
+Parameters: `AlphaZeroSearchConfig.split()` gives the static part (what
+fixes the program) and `AlphaZeroParams` (c_puct, noise, temperature,
+resignation), which `alphazero_search` takes as traced arrays; see
+`search.params` and `search.sweep`.
 """
 
 from __future__ import annotations

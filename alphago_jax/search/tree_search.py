@@ -190,3 +190,116 @@ def search(
       extra_data=extra_data)
   _, tree = loop_fn(0, num_simulations, body_fun, (rng_key, tree))
   return tree
+
+
+def _add_pending(pending: chex.Array, tree: Tree, parent: chex.Array,
+                 action: chex.Array) -> chex.Array:
+  """Adds one pending traversal to every edge on the path root -> `parent`
+  -> `action`, for a batch of trees. `pending` is float `[B, nodes, A]`."""
+  batch = parent.shape[0]
+  rows = jnp.arange(batch)
+  pending = pending.at[rows, parent, action].add(1.0)
+
+  def cond(carry):
+    return jnp.any(carry[1] != Tree.ROOT_INDEX)
+
+  def body(carry):
+    pending, node = carry
+    active = node != Tree.ROOT_INDEX
+    up = jnp.where(active, tree.parents[rows, node], Tree.ROOT_INDEX)
+    a = jnp.where(active, tree.action_from_parent[rows, node], 0)
+    pending = pending.at[rows, up, a].add(jnp.where(active, 1.0, 0.0))
+    return pending, jnp.where(active, up, node)
+
+  return jax.lax.while_loop(cond, body, (pending, parent))[0]
+
+
+def search_with_virtual_loss(
+    params: Any,
+    rng_key: chex.PRNGKey,
+    *,
+    root: mctx.RootFnOutput,
+    recurrent_fn: mctx.RecurrentFn,
+    action_selection_fn,
+    num_simulations: int,
+    leaves_per_step: int,
+    max_depth: Optional[int] = None,
+    invalid_actions: Optional[chex.Array] = None) -> Tree:
+  """`search` selecting K = `leaves_per_step` leaves per step in the same
+  tree, evaluating them in one `recurrent_fn` call of batch K·B, then
+  backing each up.
+
+  While a step selects, `tree.extra_data` holds float `[B, nodes, A]`: the
+  number of this step's earlier selections through each edge, so that
+  `action_selection_fn` (one function for root and interior, mctx's
+  signature) can apply a virtual loss and spread the K leaves. It is zero
+  outside selection. Two selections of a step may reach the same unexpanded
+  edge; the second then re-evaluates the node the first created (mctx's
+  treatment of a revisited leaf). With K = 1 this is `search`, key for key.
+
+  Args:
+    num_simulations: a multiple of `leaves_per_step`.
+    Others: as `search`.
+
+  Returns:
+    The tree (its `extra_data` zero).
+  """
+  k = leaves_per_step
+  if num_simulations % k:
+    raise ValueError(f"num_simulations={num_simulations} is not a multiple "
+                     f"of leaves_per_step={k}")
+  batch_size = root.value.shape[0]
+  rows = jnp.arange(batch_size)
+  if max_depth is None:
+    max_depth = num_simulations
+  if invalid_actions is None:
+    invalid_actions = jnp.zeros_like(root.prior_logits)
+  num_actions = root.prior_logits.shape[-1]
+  zeros = jnp.zeros((batch_size, num_simulations + 1, num_actions),
+                    jnp.float32)
+
+  def step(i, loop_state):
+    rng_key, tree = loop_state
+    rng_key, simulate_key, expand_key = jax.random.split(rng_key, 3)
+    keys = (simulate_key[None] if k == 1
+            else jax.random.split(simulate_key, k))
+
+    def select(j, carry):
+      tree, parents, actions = carry
+      parent, action = simulate(
+          jax.random.split(keys[j], batch_size), tree, action_selection_fn,
+          action_selection_fn, max_depth)
+      tree = tree.replace(
+          extra_data=_add_pending(tree.extra_data, tree, parent, action))
+      return (tree, parents.at[j].set(parent), actions.at[j].set(action))
+
+    empty = jnp.zeros((k, batch_size), jnp.int32)
+    tree, parents, actions = jax.lax.fori_loop(0, k, select,
+                                               (tree, empty, empty))
+    tree = tree.replace(extra_data=zeros)
+    embedding = jax.tree.map(
+        lambda x: x[rows[None], parents].reshape((k * batch_size,)
+                                                 + x.shape[2:]),
+        tree.embeddings)
+    out, next_embedding = recurrent_fn(params, expand_key,
+                                       actions.reshape(-1), embedding)
+    per_leaf = lambda x: x.reshape((k, batch_size) + x.shape[1:])
+    out, next_embedding = jax.tree.map(per_leaf, (out, next_embedding))
+
+    def expand_one(j, tree):
+      parent, action = parents[j], actions[j]
+      index = tree.children_index[rows, parent, action]
+      index = jnp.where(index == Tree.UNVISITED, i * k + j + 1, index)
+      # mctx's expand with this leaf's precomputed evaluation.
+      ready = jax.tree.map(lambda x: x[j], (out, next_embedding))
+      tree = mctx_search.expand(params, None, tree, lambda *_: ready, parent,
+                                action, index)
+      return backward(tree, index)
+
+    return rng_key, jax.lax.fori_loop(0, k, expand_one, tree)
+
+  tree = mctx_search.instantiate_tree_from_root(
+      root, num_simulations, root_invalid_actions=invalid_actions,
+      extra_data=zeros)
+  _, tree = jax.lax.fori_loop(0, num_simulations // k, step, (rng_key, tree))
+  return tree

@@ -1,0 +1,328 @@
+"""The `alphago-jax` command line: help, typed overrides with errors that
+name the field, run directories (config.json), repeating and resuming a run,
+and a fuzz of hand-edited config files."""
+
+import copy
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from alphago_jax import games, training
+from alphago_jax.cli import main as cli_main
+from alphago_jax.cli import rundir
+from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
+# A tiny tic-tac-toe run (seconds an iteration), as command-line overrides.
+TINY = ["--iterations", "2", "--eval-every", "0", "--checkpoint-every", "1",
+        "--train.num-games", "8", "--train.batch-size", "16",
+        "--train.buffer-capacity", "288", "--train.gradient-steps", "2",
+        "--train.model.channels", "4", "--train.model.value-hidden", "8",
+        "--train.search.num-simulations", "2"]
+
+
+def run_cli(capsys, *argv):
+  status = cli_main(list(argv))
+  out = capsys.readouterr()
+  return status, out.out, out.err
+
+
+@pytest.mark.parametrize("command", ["train", "selfplay", "arena", "show",
+                                     "reproduce"])
+def test_every_subcommand_has_help_with_an_example(capsys, command):
+  status, out, _ = run_cli(capsys, command, "--help")
+  assert status == 0
+  assert "examples:" in out and f"alphago-jax {command}" in out, out[:2000]
+
+
+def test_top_level_help_lists_the_commands_and_rejects_unknown_ones(capsys):
+  status, out, _ = run_cli(capsys, "--help")
+  assert status == 0
+  for name in ("train", "selfplay", "arena", "gtp", "show", "reproduce"):
+    assert re.search(rf"^  {name} ", out, re.M), name
+  status, _, err = run_cli(capsys, "frobnicate")
+  assert status == 2 and "unknown command 'frobnicate'" in err
+
+
+def test_train_defaults_per_game_and_overrides(capsys):
+  status, out, _ = run_cli(capsys, "train", "tictactoe", "--output", "x",
+                           "--dry-run", "--train.search.num-simulations",
+                           "7", "--train.lr-boundaries", "5", "9")
+  assert status == 0
+  shown = json.loads(out)
+  assert shown["stage"] == "alphazero"
+  config = rundir.from_json(AlphaZeroRun, shown["config"])
+  want = alphazero_defaults("tictactoe")
+  assert config.train.search.num_simulations == 7
+  assert config.train.lr_boundaries == (5, 9)
+  # Everything not overridden is the README's preset.
+  assert config.train.model == want.train.model
+  assert config.train.num_games == want.train.num_games == 128
+  status, out, _ = run_cli(capsys, "train", "go9", "--output", "x",
+                           "--dry-run")
+  go9 = rundir.from_json(AlphaZeroRun, json.loads(out)["config"])
+  assert go9 == alphazero_defaults("go9")
+  assert go9.train == training.presets.go9() and go9.augment
+
+
+@pytest.mark.parametrize("flag,value,field", [
+    ("--train.num-games", "0", "num_games"),
+    ("--train.search.dirichlet-fraction", "1.5", "dirichlet_fraction"),
+    ("--train.optimizer", "rmsprop", "optimizer"),
+    ("--train.search.max-num-considered-actions", "12",
+     "max_num_considered_actions"),
+    ("--checkpoint-every", "0", "checkpoint_every"),
+])
+def test_train_rejects_bad_values_naming_the_field(capsys, flag, value,
+                                                   field):
+  status, out, err = run_cli(capsys, "train", "tictactoe", "--output", "x",
+                             "--dry-run", flag, value)
+  assert status == 2 and not out
+  assert field in err and "Traceback" not in err, err
+
+
+def test_config_json_round_trip_and_provenance(tmp_path):
+  run = alphazero_defaults("go9")
+  written = rundir.write_config(str(tmp_path), command="train",
+                                stage="alphazero", config=run)
+  assert not [n for n in os.listdir(tmp_path) if "tmp" in n]
+  stage, back, record = rundir.read_config(str(tmp_path), STAGES)
+  assert (stage, back) == ("alphazero", run) and record == written
+  assert record["version"] == "0.1.0"
+  assert re.fullmatch(r"[0-9a-f]{40}", record["git_commit"])
+  head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
+                        capture_output=True, text=True, check=True)
+  assert record["git_commit"] == head.stdout.strip()
+
+
+def _params(run_dir, config):
+  game = games.make("tictactoe")
+  template = training.init_train_state(game, config, 0)
+  state = training.restore_checkpoint(
+      os.path.join(run_dir, "checkpoints"), template,
+      architecture=config.architecture(game))
+  return state
+
+
+def test_from_run_repeats_exactly_and_resume_continues(tmp_path, capsys):
+  a, b = str(tmp_path / "a"), str(tmp_path / "b")
+  status, out, err = run_cli(capsys, "train", "tictactoe", "--output", a,
+                             "--seed", "3", *TINY)
+  assert status == 0, err
+  assert "RESULT iterations=2" in out
+  status, _, err = run_cli(capsys, "train", "tictactoe", "--output", a,
+                           *TINY)
+  assert status == 2 and "already holds a run" in err
+  status, out, err = run_cli(capsys, "train", "--from-run", a, "--output", b)
+  assert status == 0, err
+  _, run_a, rec_a = rundir.read_config(a, STAGES)
+  _, run_b, rec_b = rundir.read_config(b, STAGES)
+  assert run_a == run_b and run_a.seed == 3
+  assert rec_a == rec_b  # same code, same config: the same file
+  state_a, state_b = _params(a, run_a.train), _params(b, run_b.train)
+  assert int(state_a.iteration) == int(state_b.iteration) == 2
+  for x, y in zip(jax.tree.leaves(state_a.params),
+                  jax.tree.leaves(state_b.params)):
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+  # --resume continues in place with a new budget, recorded in config.json.
+  status, out, err = run_cli(capsys, "train", "--resume", a,
+                             "--iterations", "3")
+  assert status == 0, err
+  assert "resumed from iteration 2" in out
+  assert rundir.read_config(a, STAGES)[1].iterations == 3
+  records = training.read_metrics(os.path.join(a, "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == [1, 2, 3]
+  # Misuse is an error, not a traceback.
+  for argv in (["--from-run", a], ["--from-run", a, "--output", a],
+               ["--resume", a, "--output", b],
+               ["--from-run", a, "--output", str(tmp_path / "c"),
+                "--iterations", "5"],
+               ["--resume", str(tmp_path / "nothing")],
+               ["--resume", a, "--iterations", "-1"]):
+    status, _, err = run_cli(capsys, "train", *argv)
+    assert status == 2 and err.startswith("error:"), (argv, err)
+
+
+# --- fuzz: hand-edited config.json ----------------------------------------
+
+
+def _paths(tree, prefix=()):
+  """Every (path, value) of a JSON tree, containers included."""
+  yield prefix, tree
+  if isinstance(tree, dict):
+    for k, v in tree.items():
+      yield from _paths(v, prefix + (k,))
+  elif isinstance(tree, list):
+    for i, v in enumerate(tree):
+      yield from _paths(v, prefix + (i,))
+
+
+def _set(tree, path, value):
+  for k in path[:-1]:
+    tree = tree[k]
+  tree[path[-1]] = value
+
+
+def _delete(tree, path):
+  for k in path[:-1]:
+    tree = tree[k]
+  del tree[path[-1]]
+
+
+REPLACEMENTS = [None, True, False, 0, -1, 1, 2, 7, 10**12, 0.5, -0.0, 1e308,
+                "1", "", "gumbel", "puct", "sgd", [], [1], [3, 2], {},
+                {"a": 1}, 3.7, 9, 82, 83]
+
+
+def _mutate(record, rng):
+  """One random edit of a config.json record: (kind, data as text)."""
+  data = copy.deepcopy(record)
+  kind = rng.choice(["replace", "replace", "replace", "delete", "add",
+                     "text"])
+  paths = [p for p, _ in _paths(data) if p]
+  path = rng.choice(paths)
+  if kind == "replace":
+    _set(data, path, copy.deepcopy(rng.choice(REPLACEMENTS)))
+  elif kind == "delete":
+    if isinstance(path[-1], int):
+      kind = "replace"
+      _set(data, path, "x")
+    else:
+      _delete(data, path)
+  elif kind == "add":
+    parent = data
+    for k in path[:-1]:
+      parent = parent[k]
+    if isinstance(parent, dict):
+      parent[rng.choice(["extra", "num_game", "Seed", "seed "])] = 1
+    else:
+      parent.append(1)
+  text = json.dumps(data, indent=1)
+  if kind == "text":  # damage the bytes themselves
+    i = rng.randrange(len(text))
+    text = rng.choice([text[:i], text[:i] + text[i + 1:],
+                       text[:i] + rng.choice("{}[],:\"0aN-") + text[i:],
+                       text.replace("0.", "NaN", 1),
+                       text.replace("1", "Infinity", 1)])
+  return kind, text
+
+
+def _normal(value):
+  """JSON values compared as the run sees them (1 and 1.0 alike)."""
+  if isinstance(value, dict):
+    return {k: _normal(v) for k, v in value.items()}
+  if isinstance(value, list):
+    return [_normal(v) for v in value]
+  if isinstance(value, (int, float)) and not isinstance(value, bool):
+    return float(value)
+  return value
+
+
+def test_fuzz_mutated_config_json_is_rejected_by_name_or_run_as_written(
+    tmp_path, capsys):
+  source = tmp_path / "run"
+  source.mkdir()
+  tiny = rundir.from_json(AlphaZeroRun, json.loads(run_cli(
+      capsys, "train", "tictactoe", "--output", "x", "--dry-run",
+      *TINY)[1])["config"])
+  original = rundir.write_config(str(source), command="train",
+                                 stage="alphazero", config=tiny)
+  rng = random.Random(0)
+  tried = accepted = 0
+  kinds = {}
+  for i in range(400):
+    kind, text = _mutate(original, rng)
+    (source / "config.json").write_text(text)
+    status, out, err = run_cli(capsys, "train", "--from-run", str(source),
+                               "--output", str(tmp_path / f"new{i}"),
+                               "--dry-run")
+    tried += 1
+    kinds[kind] = kinds.get(kind, 0) + 1
+    assert "Traceback" not in err, (text, err)
+    if status == 0:
+      # Accepted: the run uses exactly the values the file shows.
+      accepted += 1
+      shown = json.loads(out)["config"]
+      written = json.loads(text)["config"]
+      assert _normal(shown) == _normal(written), (text, shown)
+    else:
+      assert status == 2 and err.startswith("error:"), (text, err)
+      assert str(source / "config.json") in err
+  print(f"mutated config.json inputs tried: {tried} ({kinds}); accepted "
+        f"as written: {accepted}; rejected with a named error: "
+        f"{tried - accepted}")
+  assert tried == 400 and 0 < accepted < tried // 2
+
+
+def test_rejections_name_the_field(tmp_path):
+  run = alphazero_defaults("tictactoe")
+  record = rundir.write_config(str(tmp_path), command="train",
+                               stage="alphazero", config=run)
+  cases = [
+      (("config", "train", "search", "num_simulations"), "many",
+       "config.train.search.num_simulations: must be an integer"),
+      (("config", "train", "num_games"), True,
+       "config.train.num_games: must be an integer"),
+      (("config", "train", "search", "temperature_moves"), -2,
+       "config.train.search.temperature_moves: temperature_moves must be"),
+      (("config", "train", "learning_rate"), 1e400,
+       "config.train.learning_rate: must be finite"),
+      (("config", "seed"), 1.5, "config.seed: must be an integer"),
+      (("config", "train", "lr_boundaries"), [3, 2],
+       "config.train.lr_boundaries: lr_boundaries must be"),
+      (("stage",), "alphago", "stage: must be one of"),
+  ]
+  for path, value, message in cases:
+    data = copy.deepcopy(record)
+    _set(data, path, value)
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(rundir.RunConfigError) as e:
+      rundir.read_config(str(tmp_path), STAGES)
+    assert message in str(e.value), (path, str(e.value))
+  data = copy.deepcopy(record)
+  del data["config"]["train"]["model"]["channels"]
+  (tmp_path / "config.json").write_text(json.dumps(data))
+  with pytest.raises(rundir.RunConfigError,
+                     match=r"config\.train\.model\.channels: missing"):
+    rundir.read_config(str(tmp_path), STAGES)
+
+
+def test_command_line_errors_show_no_traceback(tmp_path):
+  # The installed entry point's path: a fresh process, a damaged file.
+  (tmp_path / "config.json").write_text('{"format": 1, "command": "tr')
+  proc = subprocess.run(
+      [sys.executable, "-m", "alphago_jax.cli", "train", "--from-run",
+       str(tmp_path), "--output", str(tmp_path / "new")],
+      cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+  assert proc.returncode == 2
+  assert proc.stderr.startswith("error:") and "not a valid config file" in (
+      proc.stderr) and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_gtp_is_dispatched_to_the_engine(monkeypatch, capsys):
+  import types
+  calls = []
+  fake = types.ModuleType("alphago_jax.gtp.engine")
+  fake.main = lambda argv: calls.append(argv) or 0
+  monkeypatch.setitem(sys.modules, "alphago_jax.gtp.engine", fake)
+  assert cli_main(["gtp", "--preset", "x", "--level", "3"]) == 0
+  assert calls == [["--preset", "x", "--level", "3"]]
+
+
+def test_arena_matches_two_agents(capsys):
+  status, out, err = run_cli(capsys, "arena", "solver", "random",
+                             "--games-per-colour", "8", "--json")
+  assert status == 0, err
+  result = json.loads(out.strip().splitlines()[-1])
+  # The perfect player never loses (it wins or draws every game).
+  assert result["losses"] == 0 and result["wins"] + result["draws"] == 16
+  assert result["score"] == (result["wins"] + result["draws"] / 2) / 16
+  status, _, err = run_cli(capsys, "arena", "uct:0", "random")
+  assert status == 2 and "uct:0" in err
