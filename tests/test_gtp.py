@@ -276,3 +276,49 @@ def test_vertex_orientation_matches_gnugo():
   assert theirs == game.to_ascii(state)
   assert theirs.splitlines()[0] == ".X......."
   assert theirs.splitlines()[-1] == "O........"
+
+
+# -- The vertex codec -----------------------------------------------------------
+
+@pytest.mark.parametrize("size,vertex,action", [
+    (9, "A9", 0), (9, "J1", 80), (9, "a1", 72), (9, "E5", 40),
+    (9, "pass", 81), (9, "PASS", 81), (19, "T19", 18), (19, "A1", 342),
+    (19, "Q16", 3 * 19 + 15), (25, "Z25", 24), (25, "Z1", 624),
+    (25, "pass", 625), (5, "E5", 4)])
+def test_vertex_codec_by_hand(size, vertex, action):
+  assert gtp.vertex_to_action(vertex, size) == action
+  back = gtp.action_to_vertex(action, size)
+  assert back == ("pass" if vertex.lower() == "pass" else vertex.upper())
+
+
+def test_vertex_codec_round_trip_and_go_delegates():
+  for size in range(1, 26):
+    vertices = [gtp.action_to_vertex(a, size) for a in range(size**2 + 1)]
+    assert len(set(vertices)) == size**2 + 1
+    assert not any("I" in v for v in vertices)
+    assert [gtp.vertex_to_action(v, size) for v in vertices] == list(
+        range(size**2 + 1))
+  g = Go(size=13)
+  for a in range(g.num_actions):
+    assert g.action_to_vertex(a) == gtp.action_to_vertex(a, 13)
+    assert g.vertex_to_action(g.action_to_vertex(a).lower()) == a
+
+
+def test_vertex_codec_rejects_bad_input():
+  for bad in ("I5", "Z26", "A0", "A01", "D", "44", "", "A 1", "resign",
+              None, 5):
+    with pytest.raises(ValueError, match="vertex"):
+      gtp.vertex_to_action(bad, 25)
+    with pytest.raises(ValueError, match="vertex"):
+      gtp.normalize_vertex(bad)
+  assert gtp.normalize_vertex(" d4 ") == "D4"
+  with pytest.raises(ValueError, match="off the 9x9 board"):
+    gtp.vertex_to_action("K5", 9)
+  with pytest.raises(ValueError, match="off the 9x9 board"):
+    gtp.vertex_to_action("A10", 9)
+  for action in (-1, 82, True):
+    with pytest.raises(ValueError, match="action"):
+      gtp.action_to_vertex(action, 9)
+  for size in (0, 26, 9.0):
+    with pytest.raises(ValueError, match="board size"):
+      gtp.vertex_to_action("A1", size)
