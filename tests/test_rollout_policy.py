@@ -467,13 +467,17 @@ def test_resume_gives_the_uninterrupted_result(cache, tmp_path):
                             **kw)
 
 
+def _quick_args(tmp_path):
+  return [COMMAND, "--quick", "--data", PRO, "--size", "9", "--min-rank",
+          "none", "--output", str(tmp_path / "run"), "--cache",
+          str(tmp_path / "cache"), "--pattern-bits", "12",
+          "--response-bits", "12"]
+
+
 def test_rollout_policy_and_eval_commands(tmp_path):
   _need(PRO)
   out = tmp_path / "run"
-  args = [COMMAND, "--quick", "--data", PRO, "--size", "9", "--min-rank",
-          "none", "--output", str(out), "--cache", str(tmp_path / "cache"),
-          "--pattern-bits", "12", "--response-bits", "12"]
-  proc = run_python(args)
+  proc = run_python(_quick_args(tmp_path))
   result = proc.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=60 samples=3840 test_top1="), result
   saved = json.loads((out / "config.json").read_text())
@@ -481,10 +485,6 @@ def test_rollout_policy_and_eval_commands(tmp_path):
   assert saved["dataset"]["limit"] == 300
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
-  proc = run_python(args, check=False)
-  assert proc.returncode != 0 and "--resume" in proc.stderr
-  proc = run_python(args + ["--resume"])
-  assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=60 ")
   proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout", str(out),
                      "--cache", str(tmp_path / "cache"), "--limit", "200"])
   lines = proc.stdout.strip().splitlines()
@@ -497,3 +497,15 @@ def test_rollout_policy_and_eval_commands(tmp_path):
   proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout",
                      os.path.join(ROOT, "checkpoints", "go9")], check=False)
   assert proc.returncode == 1 and "no rollout-policy weights" in proc.stderr
+
+
+@pytest.mark.slow
+def test_rollout_policy_command_refuses_to_overwrite_and_resumes(tmp_path):
+  _need(PRO)
+  args = _quick_args(tmp_path)
+  run_python(args[:-4] + ["--total-samples", str(30 * 64)] + args[-4:])
+  proc = run_python(args, check=False)
+  assert proc.returncode != 0 and "--resume" in proc.stderr
+  # --resume keeps the run's own config (30 steps), whatever the flags say.
+  proc = run_python(args + ["--resume"])
+  assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=30 ")
