@@ -221,12 +221,12 @@ def read_config(run_dir: str, stages: Dict[str, type]
     for name in _TOP_FIELDS:
       if name not in record:
         _fail(name, "missing")
-    if record["format"] != FORMAT or isinstance(record["format"], bool):
+    if isinstance(record["format"], bool) or record["format"] != FORMAT:
       _fail("format", f"must be {FORMAT}, got {_describe(record['format'])}")
     if record["command"] != "train":
       _fail("command", f"must be \"train\", got "
             f"{_describe(record['command'])}")
-    if record["stage"] not in stages or not isinstance(record["stage"], str):
+    if not isinstance(record["stage"], str) or record["stage"] not in stages:
       _fail("stage", f"must be one of {sorted(stages)}, got "
             f"{_describe(record['stage'])}")
     for name in ("version", "git_commit"):

@@ -324,10 +324,13 @@ def main(argv: List[str]) -> int:
                       description=Repeat.__doc__.splitlines()[0] + "\n\n"
                       + EXAMPLES)
       return _repeat(args)
-    cmd = tyro.cli(tyro.extras.subcommand_type_from_defaults(_defaults()),
-                   args=argv, prog=prog,
-                   description="Train a network in a run directory.\n\n"
-                   + EXAMPLES)
+    try:
+      cmd = tyro.cli(tyro.extras.subcommand_type_from_defaults(_defaults()),
+                     args=argv, prog=prog,
+                     description="Train a network in a run directory.\n\n"
+                     + EXAMPLES)
+    except ValueError as e:  # the run config's own validation
+      raise rundir.RunConfigError(str(e)) from None
     if isinstance(cmd.run, SLPolicyRun) and cmd.run.data == "<required>":
       raise rundir.RunConfigError("sl-policy needs --data (an .sgf file, "
                                   "archive or folder)")
