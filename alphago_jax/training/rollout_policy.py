@@ -322,7 +322,8 @@ def collision_report(features: go_patterns.PatternConfig,
                      positions: Positions, *, limit: int = 2000,
                      batch_size: int = 256) -> Dict[str, float]:
   """How often the hashed tables merge distinct patterns, over the legal
-  points of the first `limit` positions: distinct canonical codes seen,
+  points of the first `limit` positions (for response patterns, the legal
+  points of the last move's diamond): distinct canonical codes seen,
   buckets they fill, the share of codes that share a bucket with another
   seen code, and the share of pattern occurrences that do."""
   size = positions.size
@@ -343,9 +344,15 @@ def collision_report(features: go_patterns.PatternConfig,
       cell = go_patterns.cells(board, player, libs)
       last = position["recent"][0].astype(jnp.int32)
       ok = (last >= 0) & (last < size * size)
-      hi, lo = go_patterns.response_codes(size, cell, jnp.where(ok, last, 0))
+      m = jnp.where(ok, last, 0)
+      hi, lo = go_patterns.response_codes(size, cell, m)
+      # The diamond points that are legal moves.
+      dr, dc = (jnp.asarray(x) for x in zip(*go_patterns.DIAMOND))
+      r, c = m // size + dr, m % size + dc
+      on = (r >= 0) & (r < size) & (c >= 0) & (c < size)
+      point = jnp.clip(r, 0, size - 1) * size + jnp.clip(c, 0, size - 1)
       return (go_patterns.pattern_codes(size, cell), legal,
-              hi, lo, jnp.broadcast_to(ok, (12,)))
+              hi, lo, ok & on & legal[point])
     return jax.vmap(one)(batch)
 
   pats, resp = [], []
