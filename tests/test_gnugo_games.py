@@ -5,6 +5,7 @@ failed archive write without partial archives or repeated seeds.
 
 Level 1 games on 9x9 take about a second each."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -143,29 +144,30 @@ def test_a_killed_gnugo_drops_its_game_and_the_chunk_fills_up(tmp_path):
 
 def test_score_disagreements_are_counted_and_a_wrong_board_drops_the_game(
     tmp_path):
-  """GNU Go lies about the score of one game, the board of another and
-  answers an unreadable score in a third: the first is kept with GNU Go's
-  result and counted, the others dropped."""
-  seeds = list(CFG.seeds(0))
+  """GNU Go lies about the board of one game, answers an unreadable score
+  in the next and lies about the score of a third: the first two are
+  dropped, the third kept with GNU Go's result and counted."""
+  config = dataclasses.replace(CFG, games_per_chunk=1)
+  seeds = list(config.seeds(0))
 
   def lying_factory(config, seed):
     engine = gg.start_gnugo(config, seed)
     if seed == seeds[0]:
-      engine.final_score = lambda: "B+100"
-    if seed == seeds[1]:
       list_stones = engine.list_stones
       engine.list_stones = lambda colour: list_stones(
           "white" if colour == "black" else "black")
-    if seed == seeds[2]:
+    if seed == seeds[1]:
       engine.final_score = lambda: "B+"
+    if seed == seeds[2]:
+      engine.final_score = lambda: "B+100"
     return engine
-  (summary,) = gg.generate(str(tmp_path), CFG, games=2,
+  (summary,) = gg.generate(str(tmp_path), config, games=1,
                            engine_factory=lying_factory)
-  assert summary["seeds"] == [seeds[0], seeds[3]]
+  assert summary["seeds"] == [seeds[2]]
   assert summary["dropped"] == {"board mismatch": 1, "bad answer": 1}
   (disagreement,) = summary["score_disagreements"]
-  assert disagreement["seed"] == seeds[0] and disagreement["gnugo"] == 100
-  record = gg.read_chunk(gg.chunk_path(str(tmp_path), 0)).records[seeds[0]]
+  assert disagreement["seed"] == seeds[2] and disagreement["gnugo"] == 100
+  record = gg.read_chunk(gg.chunk_path(str(tmp_path), 0)).records[seeds[2]]
   assert sgf.parse_sgf(record).result == "B+100"
   assert gg.game_info(record)["tromp_taylor"] == sgf.result_string(
       disagreement["tromp_taylor"])
