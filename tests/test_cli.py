@@ -152,6 +152,36 @@ def test_from_run_repeats_exactly_and_resume_continues(tmp_path, capsys):
     assert status == 2 and err.startswith("error:"), (argv, err)
 
 
+PRO = os.path.join(os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
+    ROOT, os.pardir, "shared", "data")), "pro-small-boards")
+
+
+def test_sl_policy_stage_trains_and_resumes(tmp_path, capsys):
+  if not os.path.isdir(PRO):
+    pytest.skip(f"game records not found at {PRO} (set ALPHAGO_JAX_DATA)")
+  out, cache = str(tmp_path / "sl"), str(tmp_path / "cache")
+  status, stdout, err = run_cli(
+      capsys, "train", "sl-policy", "--data", PRO, "--size", "9",
+      "--min-rank", "none", "--limit", "300", "--sl.model.num-layers", "3",
+      "--sl.model.filters", "8", "--sl.model.board-size", "9",
+      "--sl.batch-size", "32", "--sl.warmup-steps", "0", "--sl.schedule",
+      "constant", "--sl.total-samples", "320", "--log-every", "5",
+      "--eval-every", "10", "--output", out, "--cache", cache)
+  assert status == 0, err
+  assert "RESULT iterations=10 stop=num_steps" in stdout
+  stage, run, _ = rundir.read_config(out, STAGES)
+  assert stage == "sl-policy" and run.sl.model.filters == 8
+  records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == [5, 10]
+  assert "eval_top1" in records[-1]
+  status, stdout, err = run_cli(capsys, "train", "--resume", out,
+                                "--cache", cache)
+  assert status == 0 and "resumed from step 10" in stdout, (stdout, err)
+  status, _, err = run_cli(capsys, "train", "sl-policy", "--output",
+                           str(tmp_path / "x"), "--dry-run")
+  assert status == 2 and "--data" in err
+
+
 # --- fuzz: hand-edited config.json ----------------------------------------
 
 

@@ -229,6 +229,7 @@ class Repeat:
     iterations: with --resume: a new iteration budget (recorded in
       config.json).
     hours: with --resume: a new wall-clock limit per call (recorded).
+    cache: sl-policy: folder for the position cache (as when it started).
     dry_run: print the resolved config.json and stop.
     progress: a progress bar (default: when stderr is a terminal).
   """
@@ -237,6 +238,7 @@ class Repeat:
   output: Optional[str] = None
   iterations: Optional[int] = None
   hours: Optional[float] = None
+  cache: Optional[str] = None
   dry_run: bool = False
   progress: Optional[bool] = None
 
@@ -310,7 +312,7 @@ def _repeat(args: Repeat) -> int:
   if stage == "alphazero":
     run_alphazero(run, output, progress=args.progress)
   else:
-    run_sl_policy(run, output, progress=args.progress)
+    run_sl_policy(run, output, progress=args.progress, cache=args.cache)
   return 0
 
 
