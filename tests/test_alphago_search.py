@@ -259,3 +259,111 @@ def test_bad_concrete_params_are_named_before_tracing():
   with pytest.raises(ValueError, match="value function"):
     alphago.alphago_search(GAME, policy_fn, None, GOOD, jax.random.key(0),
                            states, config=STATIC, params=params())
+
+
+@pytest.mark.slow
+def test_go9_with_the_committed_network_and_lean_playouts():
+  # Until AlphaGo's own networks exist: the committed AlphaZero 9×9
+  # network's policy head as the prior and its value head as v, mixed with
+  # heuristic playouts: the prior is the policy head's, the leaf value at
+  # λ = 0 is the value head's, at λ = 1 a playout outcome (±1), and every
+  # move played is legal.
+  import os  # pylint: disable=import-outside-toplevel
+  from alphago_jax import training  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.resnet import make_evaluate_fn, make_network
+  from alphago_jax.training import snapshots
+  root = os.path.join(os.path.dirname(__file__), "..", "checkpoints", "go9")
+  game = games.make("go", size=9)
+  config = training.presets.go9()
+  [(_, path)] = snapshots.list_snapshots(os.path.join(root, "snapshots"))
+  variables, _ = snapshots.load(path, architecture=config.architecture(game))
+  evaluate = make_evaluate_fn(make_network(game, config.model))
+  prior, value = search.split_evaluate(game, evaluate)
+  static = alphago.AlphaGoStatic(num_simulations=1,
+                                 rollout_policy="heuristic")
+  s0 = game.init(None)
+  s1 = game.step(game.step(s0, 40), 30)
+  states = jax.tree.map(lambda *x: jnp.stack(x), s0, s1)
+  run = jax.jit(lambda p, k: alphago.alphago_search(
+      game, prior, value, (variables, variables), k, states, config=static,
+      params=p))
+  at0 = run(params(mixing=0.0), jax.random.key(0))
+  assert np.all(np.abs(np.asarray(at0.root_value)) <= 1)
+  logits, v = evaluate(variables, jax.vmap(game.observe)(states),
+                       states.legal_action_mask)
+  # With one simulation the first child is the prior's favourite (N = 1:
+  # u = c P, all Q = 0).
+  np.testing.assert_array_equal(at0.action, np.argmax(logits, -1))
+  at1 = run(params(mixing=1.0), jax.random.key(0))
+  legal = np.asarray(states.legal_action_mask)
+  assert legal[np.arange(2), np.asarray(at1.action)].all()
+  leaf = alphago.make_leaf_value(game, value, static)
+  obs = jax.vmap(game.observe)(states)
+  np.testing.assert_allclose(
+      leaf(variables, 0.0, jax.random.key(1), states, obs), v, rtol=1e-5)
+  z = np.asarray(leaf(variables, 1.0, jax.random.key(1), states, obs))
+  assert set(z.tolist()) <= {-1.0, 1.0}  # komi 7.5: no jigo
+
+
+def test_virtual_loss_selection_by_hand():
+  # The hand tree with one pending selection through child 5 and n_vl = 3:
+  # N(5) = 1 + 3, Q(5) = (-0.05 - 3) / 4 = -0.7625, N(s) = 12 + 3. Scores
+  # (c = 5): 0.1 + 5 * 0.75 * sqrt(15) / 11 = 1.4204, -0.7625 + 5 * 0.2 *
+  # sqrt(15) / 5 = 0.0121, 5 * 0.05 * sqrt(15) = 0.9682 -> 3 (5 without).
+  t = hand_tree()
+  pending = jnp.zeros(t.children_visits.shape).at[0, 5].set(1.0)
+  t = t.replace(extra_data=pending)
+  pick = lambda vl: int(alphago.alphago_action_selection(
+      jax.random.key(0), t, 0, c_puct=5.0, virtual_loss=vl))
+  assert pick(3.0) == 3
+  assert pick(0.0) == 5  # no virtual loss: the plain choice
+
+
+def test_one_leaf_per_step_is_the_plain_search():
+  # search_with_virtual_loss with K = 1 builds mctx's tree of `search`,
+  # field for field, with the same keys.
+  from alphago_jax.search import tree_search  # pylint: disable=import-outside-toplevel
+  states = roots()
+  obs = jax.vmap(GAME.observe)(states)
+  root = mctx.RootFnOutput(
+      prior_logits=jnp.where(states.legal_action_mask,
+                             policy_fn(None, obs, None), -1e9),
+      value=value_fn(0.0, obs), embedding=states)
+  rec = alphago.make_recurrent_fn(GAME, policy_fn, value_fn, VALUE_ONLY)
+  select = functools.partial(alphago.alphago_action_selection, c_puct=1.0)
+  kwargs = dict(params=(GOOD, 0.0), rng_key=jax.random.key(4), root=root,
+                recurrent_fn=rec, num_simulations=12)
+  plain = jax.jit(lambda: tree_search.search(
+      root_action_selection_fn=select, interior_action_selection_fn=select,
+      **kwargs))()
+  vl = jax.jit(lambda: tree_search.search_with_virtual_loss(
+      action_selection_fn=functools.partial(select, virtual_loss=3.0),
+      leaves_per_step=1, **kwargs))()
+  np.testing.assert_array_equal(vl.extra_data, 0.0)
+  for a, b in zip(jax.tree.leaves(plain.replace(extra_data=None)),
+                  jax.tree.leaves(vl.replace(extra_data=None))):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_virtual_loss_spreads_the_leaves_of_a_step():
+  # One step of K = 4 leaves from each root. With n_vl = 3 and c = 1 a
+  # child already chosen in the step scores at most -1 + c P / 2 < 0, every
+  # unvisited one >= 0: four different children. Without virtual loss the
+  # four selections see the same tree and (distinct priors, no ties) take
+  # the same child.
+  static = alphago.AlphaGoStatic(num_simulations=4, use_rollouts=False,
+                                 leaves_per_step=4)
+  run = compiled(static)
+  spread = run(alphago.AlphaGoParams(c_puct=1.0, mixing=0.0,
+                                     virtual_loss=3.0), GOOD,
+               jax.random.key(0), roots())
+  same = run(alphago.AlphaGoParams(c_puct=1.0, mixing=0.0, virtual_loss=0.0),
+             GOOD, jax.random.key(0), roots())
+  np.testing.assert_array_equal(spread.visit_counts.max(-1), 1)
+  np.testing.assert_array_equal(spread.visit_counts.sum(-1), 4)
+  # Roots 0, 1, 3 have distinct priors (root 2, the empty board, is
+  # all ties for the linear map: zero observation).
+  np.testing.assert_array_equal(
+      np.asarray(same.visit_counts)[[0, 1, 3]].max(-1), 4)
+  with pytest.raises(ValueError, match="multiple of leaves_per_step"):
+    alphago.AlphaGoStatic(num_simulations=6, leaves_per_step=4)

@@ -89,19 +89,35 @@ def grid(base: Params, values: Mapping[str, Sequence[float]]
   return params, labels
 
 
-def sweep_search(search: Callable[..., Any], params: Params, *args) -> Any:
+def sweep_search(search: Callable[..., Any], params: Params, *args,
+                 values_per_batch: Optional[int] = None) -> Any:
   """`search(params_i, *args)` for every stacked value, as one program.
 
   Args:
     search: `(params, *args) -> outputs` for one parameter value.
     params: stacked `[P]`.
     *args: shared by every value (keys, states, variables): broadcast.
+    values_per_batch: None (default) vmaps over all P values at once: one
+      batched search, the fastest to run. A number b runs `lax.map` over
+      chunks of b values (b = 1: one value after another, inside the same
+      program), whose compilation is that of a b-value program: vmapping
+      turns every loop of a search into one with a per-value predicate,
+      which takes XLA longer to compile than P single programs take to run
+      when the search is short.
 
   Returns:
     `search`'s outputs with a leading `[P]` axis. Call under `jax.jit`.
   """
   num_values(params)
-  return jax.vmap(search, in_axes=(0,) + (None,) * len(args))(params, *args)
+  if values_per_batch is None:
+    return jax.vmap(search, in_axes=(0,) + (None,) * len(args))(params,
+                                                                *args)
+  if isinstance(values_per_batch, bool) or not isinstance(
+      values_per_batch, int) or values_per_batch < 1:
+    raise ValueError(f"values_per_batch must be a positive integer or None, "
+                     f"got {values_per_batch!r}")
+  return jax.lax.map(lambda p: search(p, *args), params,
+                     batch_size=values_per_batch)
 
 
 def _select(mask, new, old):
@@ -198,8 +214,8 @@ class SweepMatchResult:
 
 def match_outcomes(game: game_base.Game, make_agent: Callable[[Params], Agent],
                    params: Params, opponent: Agent, key: chex.PRNGKey, *,
-                   games_per_colour: int, max_moves: Optional[int] = None
-                   ) -> chex.Array:
+                   games_per_colour: int, max_moves: Optional[int] = None,
+                   values_per_batch: Optional[int] = None) -> chex.Array:
   """Traceable core of `sweep_match`: int32 `[P, 2, 3]`, per value and
   variant seat, (wins, draws, losses) of the variant."""
   seat = jnp.repeat(jnp.arange(2, dtype=jnp.int32), games_per_colour)
@@ -209,14 +225,14 @@ def match_outcomes(game: game_base.Game, make_agent: Callable[[Params], Agent],
                    max_moves=max_moves).reshape(2, games_per_colour)
     return jnp.stack([jnp.sum(r > 0, -1), jnp.sum(r == 0, -1),
                       jnp.sum(r < 0, -1)], -1).astype(jnp.int32)
-  return sweep_search(one, params)
+  return sweep_search(one, params, values_per_batch=values_per_batch)
 
 
 def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
                 params: Params, opponent: Agent, key: chex.PRNGKey, *,
                 games_per_colour: int, max_moves: Optional[int] = None,
-                labels: Optional[List[Dict[str, Any]]] = None
-                ) -> SweepMatchResult:
+                labels: Optional[List[Dict[str, Any]]] = None,
+                values_per_batch: Optional[int] = None) -> SweepMatchResult:
   """P variants, each `games_per_colour` games with each colour against
   `opponent`, in one compiled program.
 
@@ -231,6 +247,7 @@ def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
     max_moves: stop unfinished games after this many rounds (counted as
       draws); None plays to the end.
     labels: names of the values, e.g. from `grid`.
+    values_per_batch: as `sweep_search` (None: all values batched).
 
   Returns:
     `SweepMatchResult`.
@@ -249,7 +266,8 @@ def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
     check()
   run = jax.jit(lambda params, key: match_outcomes(
       game, make_agent, params, opponent, key,
-      games_per_colour=games_per_colour, max_moves=max_moves))
+      games_per_colour=games_per_colour, max_moves=max_moves,
+      values_per_batch=values_per_batch))
   wdl = np.asarray(jax.device_get(run(params, key)))
   return SweepMatchResult(labels=labels, wins=wdl[..., 0],
                           draws=wdl[..., 1], losses=wdl[..., 2])

@@ -19,6 +19,10 @@ mctx picks the root or interior selection function with a `lax.cond` on
 `depth == 0`, which under `vmap` evaluates both functions for every game at
 every level. Every game starts at the root together, so the first step is
 the root function for all and every later step the interior function.
+
+`search_with_virtual_loss` is the same loop selecting K leaves per step in
+one tree (earlier selections of the step visible to the selection function
+as pending counts, for a virtual loss), evaluated in one batch of K·B.
 """
 
 from __future__ import annotations
