@@ -22,6 +22,7 @@ import os
 from typing import Any, Dict, Optional, Tuple, Union
 
 import chex
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -72,8 +73,12 @@ class PatternRolloutPolicy:
         self.temperature > 0):
       raise ValueError(f"PatternRolloutPolicy: temperature must be > 0, got "
                        f"{self.temperature!r}")
-    object.__setattr__(self, "weights", jnp.asarray(self.weights,
-                                                    jnp.float32))
+    # Concrete weights are kept on the host: a policy may be built once and
+    # first used inside a trace (the "pattern" registry entry), where a
+    # device array made then would be that trace's value.
+    if not isinstance(self.weights, jax.core.Tracer):
+      object.__setattr__(self, "weights", np.asarray(self.weights,
+                                                     np.float32))
 
   def __call__(self, playout, state) -> chex.Array:
     ids = go_patterns.point_features(self.config, playout, state.board,
