@@ -51,7 +51,7 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax import evaluation, games, models, training
+from alphago_jax import evaluation, games, models, training, viz
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
 from alphago_jax.search.alphazero import network_agent
@@ -322,6 +322,25 @@ def main():
       "timings": timings, "args": vars(args)}, indent=1).encode())
   print("\n".join(lines))
   plot(base + ".png", chosen, hours, snaps, anchors, elo)
+  plot_training(args.run, os.path.join(args.docs, "go9_training.png"))
+
+
+TRAINING_FIELDS = ("loss", "value_loss", "policy_loss", "policy_entropy",
+                   "value_accuracy", "mean_game_length",
+                   "random_policy_losses", "random_search_losses")
+
+
+def plot_training(run, path):
+  """The run's training curves (`viz.plot_metrics`, shared by every stage)."""
+  try:
+    fields = [f for f in TRAINING_FIELDS if f in viz.numeric_fields(
+        viz.latest_records(os.path.join(run, "metrics.jsonl")))]
+    viz.plot_metrics({os.path.basename(os.path.normpath(run)): run}, path,
+                     fields=fields, title="9×9 Go AlphaZero: training")
+  except ImportError:
+    print("matplotlib is not installed: no training plot")
+  except ValueError as e:
+    print(f"no training plot: {e}")
 
 
 def plot(path, chosen, hours, snaps, anchors, elo):

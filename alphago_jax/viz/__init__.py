@@ -3,7 +3,9 @@ training curves from any `metrics.jsonl`."""
 
 from alphago_jax.viz.board import (BoardPicture, board_png, board_svg,
                                    go_columns, move_numbers)
-from alphago_jax.viz.curves import latest_records, plot_metrics
+from alphago_jax.viz.curves import (latest_records, numeric_fields,
+                                    plot_metrics)
 
 __all__ = ["BoardPicture", "board_png", "board_svg", "go_columns",
-           "latest_records", "move_numbers", "plot_metrics"]
+           "latest_records", "move_numbers", "numeric_fields",
+           "plot_metrics"]
