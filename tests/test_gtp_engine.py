@@ -80,7 +80,7 @@ def make(player=None, **kw):
   return e
 
 
-ANSWER = re.compile(r"([=?])(\d*)(?: (.*))?")
+ANSWER = re.compile(r"([=?])([0-9]*)(?: (.*))?")
 
 
 def check_answer(text, cid=""):
@@ -152,6 +152,7 @@ def test_ids_comments_and_control_characters():
                                               "syntax error (no command)")
   # Not an id: a command name that does not exist.
   assert fails(e, "-1 name") == "unknown command"
+  assert fails(e, "\u00b2 name") == "unknown command"  # Not ASCII digits.
 
 
 def test_capture_showboard_suicide_and_undo():
@@ -358,22 +359,29 @@ def test_clock_charges_its_own_moves():
 
 def test_search_budget_from_measured_times():
   """The search player's choice of simulations from its timings (no
-  compile: the timings are set by hand)."""
+  compile: the timings are given by hand)."""
   p = SearchPlayer.__new__(SearchPlayer)
   p.max_simulations = 256
   p._timings = {}
   g = GAME9
   assert p.choose_simulations(g, None) == 256
   assert p.choose_simulations(g, 100.0) is None  # Nothing measured yet.
-  # 10 ms + 1 ms a simulation, measured exactly.
-  p._timings[g] = [(n, 0.01 + 0.001 * n) for n in (1, 64, 256, 16)]
+  # 10 ms + 1 ms a simulation.
+  for n in (1, 256, 16, 64):
+    p.record_timing(g, n, 0.01 + 0.001 * n)
   assert p.predicted_seconds(g, 100) == pytest.approx(0.11)
+  assert p.predicted_seconds(g, 512) == pytest.approx(2 * 0.266)
   assert p.choose_simulations(g, 0.1105) == 100
   assert p.choose_simulations(g, 0.0105) is None  # Not even one fits.
   assert p.choose_simulations(g, 5.0) == 256  # Capped at the tree size.
-  # One slow move (a loaded machine) makes every prediction pessimistic.
-  p._timings[g].append((64, 2 * (0.01 + 0.064)))
-  assert p.choose_simulations(g, 0.1105) < 60
+  # A slow search (a loaded machine) counts at once: 64 now takes 0.148 s.
+  p.record_timing(g, 64, 2 * (0.01 + 0.064))
+  assert p.predicted_seconds(g, 64) == pytest.approx(0.148)
+  assert p.choose_simulations(g, 0.1105) == 49
+  # ... until three faster ones have replaced it.
+  for _ in range(3):
+    p.record_timing(g, 64, 0.074)
+  assert p.choose_simulations(g, 0.1105) == 100
 
 
 # -- Leela Zero analysis --------------------------------------------------------
@@ -495,7 +503,7 @@ def test_fuzz_every_line_gets_a_well_formed_answer():
         continue
       counts["answers"] += 1
       words = cleaned.split()
-      cid = words[0] if words and words[0].isdigit() else ""
+      cid = words[0] if words and re.fullmatch("[0-9]+", words[0]) else ""
       good, _ = check_answer(text, cid)
       counts["failures"] += not good
     assert e.quit or e.handle("name") == "= alphago-jax\n\n"
@@ -628,13 +636,15 @@ def test_referee_judges_by_our_rules():
   r = referee_game(ScriptedEngine(["C3"]), ScriptedEngine([], refuse={"C3"}))
   assert (r.reason, r.winner, r.result) == ("forfeit", 0, "B+F")
   assert "refused black's legal move C3" in r.detail
-  # A clock: 0.2 s a move; a side thinking 0.3 s loses on time.
+  # A clock: 1 s a move; a side thinking 1.5 s loses on time.
   black = ScriptedEngine(["C3", "D4"])
-  r = referee_game(black, ScriptedEngine(["F6"], sleep=0.3),
-                   time_settings=(0, 0.2, 1))
+  r = referee_game(black, ScriptedEngine(["F6"], sleep=1.5),
+                   time_settings=(0, 1, 1))
   assert (r.reason, r.result) == ("time", "B+T")
-  assert "time_settings 0 0.2 1" in black.sent
-  assert any(s.startswith("time_left black") for s in black.sent)
+  assert "time_settings 0 1 1" in black.sent
+  assert "time_left black 1 1" in black.sent
+  with pytest.raises(ValueError, match="three integers"):
+    referee_game(black, black, time_settings=(0, 0.5, 1))
   r = referee_game(ScriptedEngine([], ), ScriptedEngine(["RESIGN"]))
   assert (r.reason, r.result) == ("resign", "B+R")
   assert r.record("a", "b").result == "B+R"
@@ -673,18 +683,24 @@ def test_match_against_gnugo_through_the_referee(served):
 @needs_gnugo
 @needs_go9
 def test_search_player_keeps_to_its_clock_against_gnugo():
-  """The 256-simulation 9x9 player with 0.5 s a move (byo-yomi) against
-  GNU Go: the referee enforces the clock; the player must shrink its
-  search to fit, and never lose on time."""
+  """The 9x9 player with up to 2048 simulations (about 4 s) and 2 s a move
+  (byo-yomi) against GNU Go: the referee enforces the clock; the player
+  must shrink its search to fit, and never lose on time."""
   with gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp", "--preset",
-                      "az-9x9", "--simulations", "256"],
+                      "az-9x9", "--simulations", "2048"],
                      timeout=600) as ours, gtp.gnugo(
                          level=1, seed=2, extra_args=(
                              "--chinese-rules", "--positional-superko",
                              "--capture-all-dead")) as gnu:
     ours.send("name")
     r = referee_game(ours, gnu, size=9, komi=7.5,
-                     time_settings=(0, 0.5, 1))
+                     time_settings=(0, 2, 1))
+    log = ours.stderr_tail
   assert r.reason in ("score", "move cap", "resign"), r.detail
-  print("az-9x9 at 0.5 s a move vs GNU Go level 1:", r.result,
+  # The engine's log: "gtp: B E5 (431 simulations, ...) in 0.52 s ...".
+  sims = [int(m.group(1)) for m in map(
+      re.compile(r"gtp: B \S+ \((\d+) simulations").search, log) if m]
+  assert sims and max(sims) < 2048 and sum(s > 0 for s in sims) > len(sims) / 2
+  print("simulations chosen:", sims)
+  print("az-9x9 at 2 s a move vs GNU Go level 1:", r.result,
         len(r.moves), "moves, thinking", r.seconds)

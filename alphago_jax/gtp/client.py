@@ -109,6 +109,11 @@ class GTPClient:
   def alive(self) -> bool:
     return self._proc.poll() is None
 
+  @property
+  def stderr_tail(self) -> list[str]:
+    """The engine's last 50 lines of stderr (its log)."""
+    return list(self._stderr)
+
   def _dead(self, what: str) -> GTPConnectionError:
     try:
       rc = self._proc.wait(timeout=1.0)
@@ -184,7 +189,7 @@ class GTPClient:
     line = self._read_line(command, deadline)
     while not line.strip():  # Stray blank lines before an answer.
       line = self._read_line(command, deadline)
-    m = re.fullmatch(r"([=?])(\d*)(?: (.*))?", line.strip())
+    m = re.fullmatch(r"([=?])([0-9]*)(?: (.*))?", line.strip())
     if not m:
       self._broken = f"malformed answer {line!r} to {command!r}"
       raise GTPConnectionError(f"gtp: malformed answer {line!r} to "

@@ -46,6 +46,7 @@ import dataclasses
 import functools
 import math
 import queue
+import re
 import sys
 import threading
 import time
@@ -72,6 +73,7 @@ MIN_MOVES_LEFT = 8
 DEFAULT_ANALYSIS_INTERVAL_CS = 100
 
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+_ID = re.compile(r"[0-9]+")  # ASCII digits only (str.isdigit takes "²").
 
 
 class Player(Protocol):
@@ -281,6 +283,7 @@ class GTPEngine:
     if self._prepare:
       step, init = self._step_fn()
       step(init(), self.game.pass_action)
+      jax.random.split(jax.random.key(0))  # Its first call compiles.
       self.player.prepare(self.game, timed=self.clock.limited)
 
   def _step_fn(self) -> Tuple[Callable, Callable]:
@@ -554,7 +557,7 @@ class GTPEngine:
       return False
     words = text.split()
     cid = ""
-    if words[0].isdigit():
+    if _ID.fullmatch(words[0]):
       cid = words.pop(0)
     if not words:
       self._answer(write, cid, False, "syntax error (no command)")

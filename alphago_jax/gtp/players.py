@@ -18,6 +18,7 @@ move unless the player chose to pay it.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import sys
@@ -229,9 +230,9 @@ class SearchPlayer:
   full budget's sequential-halving schedule, and the move is still the
   greedy one of the improved policy from the Q values found so far.
 
-  Given a time budget the player fits `seconds ≈ a + b * simulations` to
-  its own recent moves and plays the largest count predicted to fit; below
-  the cost of one simulation, it plays the network's greedy move.
+  Given a time budget the player plays the largest count its own recent
+  timings predict to fit (`predicted_seconds`); when not even one
+  simulation fits, the network's greedy move.
 
   Args:
     name: the player's name.
@@ -261,7 +262,8 @@ class SearchPlayer:
     self.description = (f"{name}: {self.config.policy} search, up to "
                         f"{self.max_simulations} simulations a move")
     self._compiled: Dict[Go, Callable] = {}
-    self._timings: Dict[Go, list] = {}  # (simulations, seconds), recent.
+    # Per game: simulations -> the last seconds measured for that count.
+    self._timings: Dict[Go, collections.OrderedDict] = {}
     self._fallback = PolicyPlayer(
         name=name, game=game,
         policy=lambda g, states: evaluate_states(g, evaluate, variables,
@@ -337,32 +339,36 @@ class SearchPlayer:
     start = time.perf_counter()
     out = jax.device_get(fn(self.variables, state, key,
                             jnp.int32(simulations)))
-    seconds = time.perf_counter() - start
     if record:
-      timings = self._timings.setdefault(game, [])
-      timings.append((simulations, seconds))
-      del timings[:-32]
+      self.record_timing(game, simulations, time.perf_counter() - start)
     return out
 
+  def record_timing(self, game: Go, simulations: int,
+                    seconds: float) -> None:
+    """Remembers how long a search of `simulations` took (the last 3 per
+    count, for at most 64 counts; the least recently seen go first)."""
+    table = self._timings.setdefault(game, collections.OrderedDict())
+    table.setdefault(simulations, collections.deque(maxlen=3)).append(
+        seconds)
+    table.move_to_end(simulations)
+    while len(table) > 64:
+      table.popitem(last=False)
+
   def predicted_seconds(self, game: Go, simulations: int) -> float:
-    """Expected seconds of a search of `simulations`: a line `a + b n`
-    fitted to the recent searches of `game`, scaled up by the worst ratio
-    of measured to fitted time among them (a loaded machine shows at
-    once); infinite before any search was timed."""
-    timings = self._timings.get(game, [])
-    if not timings:
+    """Expected seconds of a search of `simulations`: interpolated between
+    the measured counts around it (each at its slowest recent time, made
+    non-decreasing in the count). Time per simulation grows with the
+    tree, so a chord lies above the curve: a cautious guess. Below the
+    smallest count measured, that count's time; above the largest, its
+    time scaled in proportion; infinite before any search was timed."""
+    table = self._timings.get(game)
+    if not table:
       return math.inf
-    n = np.array([t[0] for t in timings], np.float64)
-    t = np.array([t[1] for t in timings], np.float64)
-    if np.ptp(n) > 0:
-      b, a = np.polyfit(n, t, 1)
-      b = max(b, 0.0)
-      a = max(a, 0.0)
-    else:
-      a, b = 0.0, t.mean() / n[0]  # One budget seen: proportional.
-    fit = a + b * n
-    worst = max(1.0, float(np.max(t / np.maximum(fit, 1e-9))))
-    return float((a + b * simulations) * worst)
+    counts = sorted(table)
+    times = np.maximum.accumulate([max(table[n]) for n in counts])
+    if simulations >= counts[-1]:
+      return float(times[-1] * simulations / counts[-1])
+    return float(np.interp(simulations, counts, times))
 
   def prepare(self, game: Go, *, timed: bool = False) -> None:
     """Compiles the search and the fallback policy for `game` and times

@@ -18,6 +18,7 @@ and a side that overruns it loses on time.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -109,13 +110,20 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     size, komi: the game.
     max_moves: move cap (default 2·N², our game's); the game is then
       scored on the board.
-    time_settings: `(main, byo_yomi_time, byo_yomi_stones)` seconds and
-      stones, sent to both engines and enforced; None for no limit.
+    time_settings: `(main, byo_yomi_time, byo_yomi_stones)`, whole seconds
+      and stones as GTP has them, sent to both engines and enforced (the
+      clock itself runs on wall time); None for no limit.
     log: called with one line per move.
 
   Returns:
     `RefereeResult`.
   """
+  if time_settings is not None and (
+      len(time_settings) != 3 or any(
+          isinstance(t, bool) or not isinstance(t, int) or t < 0
+          for t in time_settings)):
+    raise ValueError(f"referee: time_settings must be three integers >= 0 "
+                     f"(GTP's), got {time_settings!r}")
   game = Go(size=size, komi=komi, superko=True, max_moves=max_moves)
   step, init, board_score = compiled_rules(game)
   engines = (black, white)
@@ -137,7 +145,7 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
       engine.send(f"komi {float(komi)}")
       if time_settings is not None:
         main, byo, stones = time_settings
-        engine.send(f"time_settings {main:g} {byo:g} {int(stones)}")
+        engine.send(f"time_settings {main} {byo} {stones}")
     except (GTPError, GTPConnectionError) as e:
       return finish(1 - colour, "forfeit", f"{_NAMES[colour]} refused the "
                     f"game setup: {e}")
@@ -153,7 +161,9 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     try:
       if clocks is not None:
         c = clocks[mover]
-        engine.send(f"time_left {name} {max(c.left, 0.0):.3f} {c.stones}")
+        # GTP's whole seconds, rounded down: never more than is left.
+        engine.send(f"time_left {name} {max(math.floor(c.left), 0)} "
+                    f"{c.stones}")
       start = time.perf_counter()
       answer = engine.genmove(name)
       elapsed = time.perf_counter() - start
