@@ -395,7 +395,7 @@ def test_committed_weights_load_and_match_their_config():
   assert "dataset" in meta and "step" in meta
 
 
-# -- Training -------------------------------------------------------------------
+# -- Training ------------------------------------------------------------------
 
 def _need(path):
   if not os.path.exists(path):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex

@@ -83,8 +83,10 @@ def main(argv=None):
       features = go_patterns.PatternConfig(
           pattern_bits=args.pattern_bits or defaults.pattern_bits,
           response_bits=args.response_bits or defaults.response_bits)
-      quick = dict(batch_size=64, total_samples=60 * 64,
-                   learning_rate=0.01, schedule="constant") if args.quick else {}
+      quick = {}
+      if args.quick:
+        quick = dict(batch_size=64, total_samples=60 * 64,
+                     learning_rate=0.01, schedule="constant")
       overrides = {k: v for k, v in {
           "batch_size": args.batch_size, "learning_rate": args.lr,
           "weight_decay": args.weight_decay,
