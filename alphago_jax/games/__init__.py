@@ -4,6 +4,7 @@ from typing import Dict
 
 from alphago_jax.games.base import Action, Game, GameFactory, State
 from alphago_jax.games.go import Go, GoState
+from alphago_jax.games.go_patterns import PatternConfig, point_features
 from alphago_jax.games.go_playout import (POLICIES, GoPlayout, PlayoutState,
                                           register_policy)
 from alphago_jax.games.tictactoe import TicTacToe
@@ -41,5 +42,6 @@ def make(name: str, **options) -> Game:
 
 
 __all__ = ["Action", "Game", "GameFactory", "Go", "GoPlayout", "GoState",
-           "POLICIES", "PlayoutState", "State", "TicTacToe", "available",
-           "make", "register", "register_policy"]
+           "POLICIES", "PatternConfig", "PlayoutState", "State", "TicTacToe",
+           "available", "make", "point_features", "register",
+           "register_policy"]

@@ -1,8 +1,12 @@
 """Networks: the AlphaGo Zero ResNet policy-value network and AlphaGo's
-supervised policy network."""
+supervised policy network p_σ and fast rollout policy p_π."""
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables, make_policy_fn)
+from alphago_jax.models.rollout_policy import (PatternRolloutPolicy,
+                                               RolloutWeightsError,
+                                               pattern_logits)
+from alphago_jax.models.rollout_policy import load_policy as load_rollout_policy
 from alphago_jax.models.resnet import (MASKED_LOGIT, EvaluateFn,
                                        PolicyValueNet, ResNetConfig,
                                        ResidualBlock, init_variables,
@@ -10,7 +14,9 @@ from alphago_jax.models.resnet import (MASKED_LOGIT, EvaluateFn,
                                        make_stacked_evaluate_fn,
                                        stack_variables)
 
-__all__ = ["EvaluateFn", "MASKED_LOGIT", "PolicyNet", "PolicyNetConfig",
+__all__ = ["EvaluateFn", "MASKED_LOGIT", "PatternRolloutPolicy", "PolicyNet",
+           "PolicyNetConfig", "RolloutWeightsError", "load_rollout_policy",
+           "pattern_logits",
            "PolicyValueNet", "ResNetConfig", "ResidualBlock",
            "init_policy_variables", "init_variables", "make_evaluate_fn",
            "make_network", "make_policy_fn", "make_stacked_evaluate_fn",

@@ -17,6 +17,10 @@ from alphago_jax.training.metrics import MetricsWriter, read_metrics
 from alphago_jax.training.replay import (ReplayBuffer, Sample,
                                          identity_augment, replay_add,
                                          replay_init, replay_sample)
+from alphago_jax.training.rollout_policy import (RolloutTrainConfig,
+                                                 train_rollout_policy)
+from alphago_jax.training.rollout_policy import (
+    evaluate as evaluate_rollout_policy)
 from alphago_jax.training.selfplay import SelfPlayStats, self_play
 from alphago_jax.training.state import TrainState, variables_of
 from alphago_jax.training.supervised import (SupervisedConfig,
@@ -26,7 +30,8 @@ from alphago_jax.training.supervised import (SupervisedConfig,
                                              train_supervised)
 
 __all__ = [
-    "CheckpointMismatchError", "DATA_AXIS", "MetricsWriter", "ReplayBuffer",
+    "CheckpointMismatchError", "DATA_AXIS", "RolloutTrainConfig",
+    "evaluate_rollout_policy", "train_rollout_policy", "MetricsWriter", "ReplayBuffer",
     "Sample", "SelfPlayStats", "SupervisedConfig", "TrainConfig",
     "TrainState", "evaluate_policy", "host_loop", "identity_augment",
     "init_supervised_state", "init_train_state", "latest_step",
