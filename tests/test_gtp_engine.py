@@ -317,7 +317,7 @@ def test_quit():
 
 def test_time_budgets_follow_the_clock():
   player = FakePlayer()
-  e = make(player)
+  e = make(player, time_safety=0.8, lag_buffer=0.1)
   ok(e, "genmove b")
   assert player.budgets[-1] is None  # No time settings: no limit.
   ok(e, "time_settings 0 10 5")  # 10 s for 5 stones from the start.
@@ -563,6 +563,10 @@ def test_list_presets_and_bad_options(capsys):
   assert "unknown preset" in capsys.readouterr().err
   assert gtp.main(["--preset", "az-9x9-policy", "--simulations", "8"]) == 1
   assert "without search" in capsys.readouterr().err
+  assert gtp.main(["--time-safety", "0"]) == 2
+  assert gtp.main(["--max-moves", "0"]) == 2
+  with pytest.raises(ValueError, match="time_safety"):
+    make(time_safety=1.5)
 
 
 def test_presets_not_present_are_not_listed(tmp_path, monkeypatch):

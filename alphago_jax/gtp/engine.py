@@ -65,10 +65,12 @@ from alphago_jax.gtp.players import Decision
 ENGINE_NAME = "alphago-jax"
 PROTOCOL_VERSION = "2"
 MOVE_CAP_FACTOR = 4  # Default move cap: 4·N², beyond any real game.
-# Time management: share of the allotted time a move may use, and a fixed
-# reserve for the pipe, the engine's own work and a loaded machine.
-TIME_SAFETY = 0.8
-TIME_RESERVE_S = 0.1
+# Time management: the share of a move's allotted time it may plan to use
+# (searches vary by some 10% and a busy machine slows them more), and a
+# fixed reserve for the pipe and the engine's own work (Leela Zero and
+# KataGo call it the lag buffer).
+TIME_SAFETY = 0.6
+LAG_BUFFER_S = 0.1
 MIN_MOVES_LEFT = 8
 DEFAULT_ANALYSIS_INTERVAL_CS = 100
 
@@ -167,6 +169,8 @@ class Clock:
   byo_time: float = 0.0
   byo_stones: int = 0
   limited: bool = False
+  safety: float = TIME_SAFETY
+  lag_buffer: float = LAG_BUFFER_S
   left: List[float] = dataclasses.field(default_factory=lambda: [0.0, 0.0])
   stones: List[int] = dataclasses.field(default_factory=lambda: [0, 0])
 
@@ -195,7 +199,7 @@ class Clock:
       share = left / moves
       if self.byo_stones > 0:  # Byo-yomi follows: each period is renewed.
         share += self.byo_time / self.byo_stones
-    return max(0.0, TIME_SAFETY * share - TIME_RESERVE_S)
+    return max(0.0, self.safety * share - self.lag_buffer)
 
   def charge(self, colour: int, seconds: float) -> None:
     """Counts `seconds` of thought against `colour` (our own clock, kept
@@ -225,6 +229,8 @@ class GTPEngine:
     komi: the starting komi.
     max_moves: the move cap (None: `MOVE_CAP_FACTOR`·N²).
     seed: seed of the PRNG keys given to the player.
+    time_safety, lag_buffer: a timed move plans to use `time_safety` of
+      its share of the clock, less `lag_buffer` seconds.
     prepare: compile the player when the board or komi changes (off only
       for fakes in tests).
     log: where diagnostics go (default stderr).
@@ -232,7 +238,8 @@ class GTPEngine:
 
   def __init__(self, player: Player, *, komi: float = 7.5,
                max_moves: Optional[int] = None, seed: int = 0,
-               prepare: bool = True,
+               time_safety: float = TIME_SAFETY,
+               lag_buffer: float = LAG_BUFFER_S, prepare: bool = True,
                log: Optional[Callable[[str], None]] = None):
     if not isinstance(getattr(player, "game", None), Go):
       raise ValueError(f"gtp: the player needs a Go `game`, got {player!r}")
@@ -241,7 +248,10 @@ class GTPEngine:
     self.key = jax.random.key(seed)
     self._prepare = prepare
     self._log = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    self.clock = Clock()
+    if not 0 < time_safety <= 1 or not 0 <= lag_buffer < math.inf:
+      raise ValueError(f"gtp: time_safety must be in (0, 1] and lag_buffer "
+                       f">= 0, got {time_safety!r} and {lag_buffer!r}")
+    self.clock = Clock(safety=time_safety, lag_buffer=lag_buffer)
     self.quit = False
     self.commands: Dict[str, Callable[[List[str]], str]] = {
         "protocol_version": lambda a: self._no_args(a, PROTOCOL_VERSION),
@@ -683,6 +693,12 @@ def _parser() -> argparse.ArgumentParser:
                  help="komi until a `komi` command (default 7.5)")
   p.add_argument("--max-moves", type=int, default=None,
                  help=f"move cap (default {MOVE_CAP_FACTOR}·N²)")
+  p.add_argument("--time-safety", type=float, default=TIME_SAFETY,
+                 help=f"share of a move's time it plans to use (default "
+                      f"{TIME_SAFETY})")
+  p.add_argument("--lag-buffer", type=float, default=LAG_BUFFER_S,
+                 help=f"seconds kept back per move for the pipe and the "
+                      f"controller (default {LAG_BUFFER_S})")
   p.add_argument("--resign-threshold", type=float, default=None,
                  help="resign when the winrate falls below this (default: "
                       "never)")
@@ -711,6 +727,10 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   if args.max_moves is not None and args.max_moves < 1:
     print("error: --max-moves must be >= 1", file=sys.stderr)
     return 2
+  if not 0 < args.time_safety <= 1 or not 0 <= args.lag_buffer < math.inf:
+    print("error: --time-safety must be in (0, 1] and --lag-buffer >= 0",
+          file=sys.stderr)
+    return 2
   try:
     player = presets.load_player(
         args.preset, checkpoint=args.checkpoint,
@@ -724,7 +744,8 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   sys.stdout = sys.stderr  # Stray prints must not corrupt the protocol.
   try:
     engine = GTPEngine(player, komi=args.komi, max_moves=args.max_moves,
-                       seed=args.seed)
+                       seed=args.seed, time_safety=args.time_safety,
+                       lag_buffer=args.lag_buffer)
     return serve(engine, stdin or sys.stdin, out)
   finally:
     sys.stdout = saved
