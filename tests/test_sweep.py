@@ -10,7 +10,7 @@ import pytest
 
 from alphago_jax import search
 from alphago_jax.evaluation.stats import wilson_interval
-from alphago_jax.search import alphago
+from alphago_jax.search import sweep as sweep_lib
 
 from ttt_positions import GAME, position
 
@@ -146,8 +146,11 @@ def test_sweep_match_per_value_results_and_intervals():
   # A value's result does not depend on the other values in the sweep:
   # the same program with the second value in both rows.
   again, _ = search.grid(base, {"c_puct": [4.0, 4.0]})
+  hits = sweep_lib._compiled_match.cache_info().hits
   res2 = search.sweep_match(GAME, make_agent, again, search.random_agent,
                             key, games_per_colour=32)
+  # New values, the same agents: the compiled program is reused.
+  assert sweep_lib._compiled_match.cache_info().hits == hits + 1
   for field in ("wins", "draws", "losses"):
     np.testing.assert_array_equal(getattr(res2, field)[0],
                                   getattr(res, field)[1])

@@ -119,9 +119,10 @@ class AlphaGoStatic:
       raise ValueError("use_value and use_rollouts are both False: a leaf "
                        "needs a value network or rollouts")
     params_lib.check_int("rollouts_per_leaf", self.rollouts_per_leaf, 1)
-    if not isinstance(self.rollout_policy, str):
-      raise ValueError(f"rollout_policy must be a name, got "
-                       f"{self.rollout_policy!r}")
+    if not (isinstance(self.rollout_policy, str)
+            or callable(self.rollout_policy)):
+      raise ValueError(f"rollout_policy must be a name or a RolloutPolicy, "
+                       f"got {self.rollout_policy!r}")
     if self.max_depth is not None:
       params_lib.check_int("max_depth", self.max_depth, 1)
 
@@ -152,7 +153,7 @@ class AlphaGoSearchConfig:
     use_rollouts: compile rollouts in; None: λ > 0.
     rollouts_per_leaf: playouts averaged into z_L.
     rollout_policy: by name (`rollout.rollout_fn`): "random" for every game;
-      Go also "heuristic" and any registered policy.
+      Go also "heuristic", any registered policy, or a `RolloutPolicy`.
     max_depth: deepest tree path; None means num_simulations.
     leaves_per_step: K, leaves selected per step in the same tree under
       virtual loss and evaluated together (1: one simulation at a time).
@@ -177,8 +178,9 @@ class AlphaGoSearchConfig:
 
   def static(self) -> AlphaGoStatic:
     """The part that fixes the compiled program."""
-    use_value = self.mixing < 1 if self.use_value is None else self.use_value
-    use_rollouts = (self.mixing > 0 if self.use_rollouts is None
+    use_value = (bool(self.mixing < 1) if self.use_value is None
+                 else self.use_value)
+    use_rollouts = (bool(self.mixing > 0) if self.use_rollouts is None
                     else self.use_rollouts)
     return AlphaGoStatic(
         num_simulations=self.num_simulations, use_value=use_value,

@@ -20,6 +20,7 @@ blurred by different noise).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
@@ -264,10 +265,19 @@ def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
   check = getattr(params, "check", None)
   if check is not None:
     check()
-  run = jax.jit(lambda params, key: match_outcomes(
-      game, make_agent, params, opponent, key,
-      games_per_colour=games_per_colour, max_moves=max_moves,
-      values_per_batch=values_per_batch))
+  run = _compiled_match(game, make_agent, opponent, games_per_colour,
+                        max_moves, values_per_batch)
   wdl = np.asarray(jax.device_get(run(params, key)))
   return SweepMatchResult(labels=labels, wins=wdl[..., 0],
                           draws=wdl[..., 1], losses=wdl[..., 2])
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_match(game, make_agent, opponent, games_per_colour, max_moves,
+                    values_per_batch):
+  # Cached on the (hashable) arguments: another sweep of the same agents
+  # (new values, another key) reuses the compiled program.
+  return jax.jit(lambda params, key: match_outcomes(
+      game, make_agent, params, opponent, key,
+      games_per_colour=games_per_colour, max_moves=max_moves,
+      values_per_batch=values_per_batch))
