@@ -17,6 +17,7 @@ packages; `.png` needs matplotlib.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from typing import List, Literal, Optional, Tuple
@@ -68,6 +69,12 @@ class ShowArgs:
   fields: Tuple[str, ...] = ()
 
 
+@functools.lru_cache(maxsize=4)
+def _jit_step(game):
+  import jax  # pylint: disable=import-outside-toplevel
+  return jax.jit(game.step)
+
+
 def position(args: ShowArgs):
   """`(game, actions, state)`: the position to draw."""
   # pylint: disable=import-outside-toplevel
@@ -92,7 +99,7 @@ def position(args: ShowArgs):
   if args.move is not None:
     raise SpecError("--move is for --sgf")
   game = games.make("go", size=9)
-  step = jax.jit(game.step)
+  step = _jit_step(game)
   state = game.init(jax.random.key(0))
   actions = []
   for i, vertex in enumerate(args.moves):
