@@ -649,6 +649,11 @@ def test_referee_judges_by_our_rules():
   assert "time_left black 1 1" in black.sent
   with pytest.raises(ValueError, match="three integers"):
     referee_game(black, black, time_settings=(0, 0.5, 1))
+  # Not enforced for White: the game goes on, White's clock renewed.
+  white = ScriptedEngine(["F6"], sleep=1.5)
+  r = referee_game(ScriptedEngine(["C3"]), white, time_settings=(0, 1, 1),
+                   enforce=(True, False))
+  assert r.reason == "score" and "time_left white 1 1" in white.sent[-1:]
   r = referee_game(ScriptedEngine([], ), ScriptedEngine(["RESIGN"]))
   assert (r.reason, r.result) == ("resign", "B+R")
   assert r.record("a", "b").result == "B+R"
@@ -697,8 +702,9 @@ def test_search_player_keeps_to_its_clock_against_gnugo():
                              "--chinese-rules", "--positional-superko",
                              "--capture-all-dead")) as gnu:
     ours.send("name")
+    # Only our clock is enforced: GNU Go does not manage time at level 1.
     r = referee_game(ours, gnu, size=9, komi=7.5,
-                     time_settings=(0, 2, 1))
+                     time_settings=(0, 2, 1), enforce=(True, False))
     log = ours.stderr_tail
   assert r.reason in ("score", "move cap", "resign"), r.detail
   # The engine's log: "gtp: B E5 (431 simulations, ...) in 0.52 s ...".

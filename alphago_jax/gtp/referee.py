@@ -88,7 +88,11 @@ class _Clock:
     if self.stones == 0 and self.left < 0 and self.byo_stones > 0:
       self.left += self.byo_time  # Into byo-yomi; this is its first stone.
       self.stones = self.byo_stones
-    if self.left < 0:
+    if self.left < 0:  # Lost; a side not held to it starts a new period.
+      if self.byo_stones > 0:
+        self.left, self.stones = self.byo_time, self.byo_stones
+      else:
+        self.left = 0.0
       return False
     if self.stones > 0:
       self.stones -= 1
@@ -99,7 +103,8 @@ class _Clock:
 
 def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
                  komi: float = 7.5, max_moves: Optional[int] = None,
-                 time_settings: Optional[Tuple[float, float, int]] = None,
+                 time_settings: Optional[Tuple[int, int, int]] = None,
+                 enforce: Tuple[bool, bool] = (True, True),
                  log: Optional[Callable[[str], None]] = None
                  ) -> RefereeResult:
   """Plays one game between two GTP engines and judges it by our rules.
@@ -113,6 +118,8 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     time_settings: `(main, byo_yomi_time, byo_yomi_stones)`, whole seconds
       and stones as GTP has them, sent to both engines and enforced (the
       clock itself runs on wall time); None for no limit.
+    enforce: per colour, whether overrunning the clock loses (an engine
+      under test beside a reference one that ignores clocks).
     log: called with one line per move.
 
   Returns:
@@ -170,7 +177,8 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
     except (GTPError, GTPConnectionError) as e:
       return finish(1 - mover, "forfeit", f"{name} failed to move: {e}")
     seconds[mover] += elapsed
-    if clocks is not None and not clocks[mover].spend(elapsed):
+    if clocks is not None and not clocks[mover].spend(elapsed) and enforce[
+        mover]:
       return finish(1 - mover, "time", f"{name} overran its clock at move "
                     f"{len(moves) + 1} ({elapsed:.2f} s)")
     if answer == "RESIGN":
@@ -200,7 +208,7 @@ def referee_game(black: GTPClient, white: GTPClient, *, size: int = 9,
 def referee_match(make_engine: Sequence[Callable[[], GTPClient]], *,
                   games: int, size: int = 9, komi: float = 7.5,
                   max_moves: Optional[int] = None,
-                  time_settings: Optional[Tuple[float, float, int]] = None,
+                  time_settings: Optional[Tuple[int, int, int]] = None,
                   log: Optional[Callable[[str], None]] = None
                   ) -> List[RefereeResult]:
   """`games` refereed games between two engines, colours alternating
