@@ -26,20 +26,26 @@ from alphago_jax import games, training
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 
-ITERATIONS = 40
+ITERATIONS = 60
 SEED = 5
 
 # The child: builds the same config, compiles the iteration before saying
-# READY (so that kills land in the training loop, not in imports), then
-# trains with a checkpoint every iteration. Progress goes to stdout.
+# READY (so that kills land in the training loop, not in imports or the
+# compiler; a restored state has its own signature, so it compiles for
+# that), then trains with a checkpoint every iteration. Progress goes to
+# stdout.
 CHILD = r"""
-import sys
+import os, sys
 from alphago_jax import games, training
 sys.path.insert(0, sys.argv[2])
 from test_faults import tiny_config, ITERATIONS, SEED
 game = games.make("tictactoe")
 config = tiny_config()
 state = training.init_train_state(game, config, SEED)
+ckpts = os.path.join(sys.argv[1], "checkpoints")
+if training.latest_step(ckpts) is not None:
+  state = training.restore_checkpoint(ckpts, state,
+                                      architecture=config.architecture(game))
 training.make_iteration(game, config)(state)  # compile (cached by train)
 print("READY", flush=True)
 training.train(game, config, seed=SEED, num_iterations=ITERATIONS,
@@ -163,7 +169,7 @@ def check_run(run_dir):
 
 def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
   run_dir, resumed_from, _, steps = kill_and_resume(
-      tmp_path, kills=3, max_delay=2.0, seed=0)
+      tmp_path, kills=3, max_delay=5.0, seed=0)
   print(f"checkpoint step after each kill: {steps}; checked resumes: "
         f"{resumed_from}")
   assert len(steps) == 3 and resumed_from  # the last life at least
@@ -173,7 +179,7 @@ def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
 @pytest.mark.slow
 def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
   run_dir, resumed_from, inside_write, steps = kill_and_resume(
-      tmp_path, kills=24, max_delay=1.5, seed=1)
+      tmp_path, kills=24, max_delay=5.0, seed=1)
   print(f"checkpoint step after each kill: {steps}; kills inside a "
         f"checkpoint write: {inside_write}; checked resumes: {resumed_from}")
   # At least 20 kills landed before the run was complete.
@@ -182,3 +188,25 @@ def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
   # checkpoint write; the run must have survived some.
   assert inside_write >= 3, inside_write
   check_run(run_dir)
+
+
+def test_resume_drops_the_records_of_steps_it_repeats(tmp_path):
+  # A crash after the records of iterations 4 and 5 (and half of 6) were
+  # written but before their checkpoints: the resume from 3 repeats them,
+  # and the file must hold each iteration once, the repeated ones new.
+  game = games.make("tictactoe")
+  config = tiny_config()
+  out = str(tmp_path / "run")
+  training.train(game, config, seed=SEED, num_iterations=3, output_dir=out,
+                 checkpoint_every=1, tensorboard=False)
+  path = os.path.join(out, "metrics.jsonl")
+  with open(path, "a") as f:
+    f.write('{"iteration": 4, "loss": -1}\n{"iteration": 5, "loss": -1}\n'
+            '{"iteration": 6, "lo')
+  training.train(game, config, seed=SEED, num_iterations=5, output_dir=out,
+                 checkpoint_every=1, tensorboard=False)
+  records = training.read_metrics(path)
+  assert [r["iteration"] for r in records] == [1, 2, 3, 4, 5]
+  assert all(r["loss"] > 0 for r in records)
+  assert open(path, "rb").read().endswith(b"\n")
+  assert not [n for n in os.listdir(out) if "tmp" in n]
