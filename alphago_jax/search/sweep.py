@@ -117,6 +117,10 @@ def sweep_search(search: Callable[..., Any], params: Params, *args,
       values_per_batch, int) or values_per_batch < 1:
     raise ValueError(f"values_per_batch must be a positive integer or None, "
                      f"got {values_per_batch!r}")
+  if values_per_batch == 1:
+    # No vmap at all (lax.map with batch_size=1 would still vmap a size-1
+    # axis, and with it every loop's predicate).
+    return jax.lax.map(lambda p: search(p, *args), params)
   return jax.lax.map(lambda p: search(p, *args), params,
                      batch_size=values_per_batch)
 
