@@ -714,3 +714,30 @@ def test_search_player_keeps_to_its_clock_against_gnugo():
   print("simulations chosen:", sims)
   print("az-9x9 at 2 s a move vs GNU Go level 1:", r.result,
         len(r.moves), "moves, thinking", r.seconds)
+
+
+def test_checkpoint_of_the_wrong_kind_is_refused(tmp_path):
+  with pytest.raises(FileNotFoundError, match="no config.json"):
+    presets.load_player("az-9x9", checkpoint=str(tmp_path))
+  with pytest.raises(ValueError, match="simulations must be"):
+    presets.load_player("az-9x9", simulations=0)
+
+
+@pytest.mark.slow  # Restoring the SL checkpoint alone takes 10-25 s.
+@pytest.mark.skipif(
+    presets.get_preset("sl-policy-19x19").directory() is None,
+    reason="no supervised 19x19 policy checkpoint")
+def test_sl_policy_preset_plays_19x19_openings():
+  """The supervised policy through the engine: it refuses 9x9, and its
+  first moves on the empty board are on the third or fourth line, as in
+  the expert games it learned from (a random network's would not be)."""
+  e = gtp.GTPEngine(presets.load_player("sl-policy-19x19"),
+                    log=lambda m: None)
+  assert check_answer(e.handle("boardsize 9"))[1] == "unacceptable size"
+  for colour in "bwbw":
+    vertex = ok(e, f"genmove {colour}")
+    row = int(vertex[1:])
+    col = gtp.vertex.COLUMNS.index(vertex[0]) + 1
+    assert min(row, 20 - row, col, 20 - col) in (3, 4), vertex
+  info = e.handle("lz-analyze").split("\n")[1]
+  assert len(INFO.findall(info)) == 10  # Its 10 likeliest moves.

@@ -123,7 +123,7 @@ class PolicyPlayer:
     self.game = game
     self._policy = policy
     self._moves: Dict[Go, Callable] = {}
-    self._views: Dict[Go, Callable] = {}
+    self._views: Dict[Go, Optional[Callable]] = {}
     self.description = f"{name}: greedy network policy, no search"
 
   def _move_fn(self, game: Go) -> Callable:
@@ -147,18 +147,21 @@ class PolicyPlayer:
            f"in {seconds:.1f} s")
     return self._moves[game]
 
-  def _view_fn(self, game: Go) -> Callable:
-    """Compiled `state -> [A]`: the mover's value after each move (NaN
-    without a value head); the network evaluates every child at once."""
+  def _view_fn(self, game: Go) -> Optional[Callable]:
+    """Compiled `state -> [A]`: the mover's value after each move, the
+    network evaluating every child at once; None without a value head."""
     if game not in self._views:
       policy = self._policy
+      _, has_value = jax.eval_shape(
+          lambda s: policy(game, _batch(s)), game.init(None))
+      if has_value is None:
+        self._views[game] = None
+        return None
 
       def view(state):
         children = jax.vmap(game.step, in_axes=(None, 0))(
             state, jnp.arange(game.num_actions))
         _, value = policy(game, children)
-        if value is None:
-          return jnp.full(game.num_actions, jnp.nan, jnp.float32)
         # A child's value is the opponent's; a finished game is scored.
         outcome = children.rewards[:, state.current_player]
         return jnp.where(children.terminated, outcome, -value)
@@ -201,7 +204,8 @@ class PolicyPlayer:
     has a value head (the network's view does not deepen)."""
     _check_game(self.game, game, self.name)
     action, prior, root = jax.device_get(self._move_fn(game)(state, key))
-    after = np.asarray(jax.device_get(self._view_fn(game)(state)))
+    view = self._view_fn(game)
+    after = None if view is None else np.asarray(jax.device_get(view(state)))
     yield self._decision(state, int(action), np.asarray(prior), float(root),
                          after)
 
