@@ -6,14 +6,13 @@ analysis output). It never keeps the game itself; the engine
 (`gtp.engine`) owns the position, the clock and the protocol.
 
 * `SearchPlayer`: a policy-value network with AlphaZero's search (mctx's
-  Gumbel MuZero or PUCT policy, `search.alphazero`). Its budget is a ladder
-  of simulation counts, each compiled once per game; given a time budget it
-  plays with the largest count whose measured (or extrapolated) time fits.
+  Gumbel MuZero or PUCT policy, `search.alphazero`), compiled once per game
+  for its full budget and run for any smaller number of simulations; given
+  a time budget it plays the largest count its own timings say fits.
 * `PolicyPlayer`: a network's greedy move, no search.
 
-Both compile ahead of time (`jit(...).lower(...).compile()`), so compile
-time is measured apart from thinking time and never hides inside a timed
-move unless the player chose to pay it.
+Both compile ahead of time (`jit(...).lower(...).compile()`) when the
+engine calls `prepare`, outside any timed move.
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
 from alphago_jax.search.base import argmax_random_tiebreak
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 
-# Assumed cost of compiling a budget before any compile was measured.
-DEFAULT_COMPILE_SECONDS = 30.0
 # Candidates a policy player lists in its analysis.
 POLICY_CANDIDATES = 10
 
