@@ -89,9 +89,16 @@ def _wait_for(proc, word, timeout):
 
 
 def _tmp_entries(ckpt_dir):
+  """Orbax's unfinished step directories, each with its inode and mtime (a
+  directory of the same name written again is a new one)."""
   if not os.path.isdir(ckpt_dir):
-    return []
-  return [n for n in os.listdir(ckpt_dir) if "tmp" in n]
+    return set()
+  out = set()
+  for name in os.listdir(ckpt_dir):
+    if "tmp" in name:
+      st = os.stat(os.path.join(ckpt_dir, name))
+      out.add((name, st.st_ino, st.st_mtime_ns))
+  return out
 
 
 def kill_and_resume(tmp_path, kills, max_delay, seed):
@@ -107,6 +114,7 @@ def kill_and_resume(tmp_path, kills, max_delay, seed):
   inside_write = 0
   resumed_from, steps_at_kills = [], []
   for delay in delays + [None]:
+    unfinished = _tmp_entries(ckpt_dir)
     proc = _start(run_dir, env)
     try:
       _wait_for(proc, "READY", 300)
@@ -136,7 +144,9 @@ def kill_and_resume(tmp_path, kills, max_delay, seed):
             started, expected_resume)
       resumed_from.append(expected_resume)
     if delay is not None:
-      inside_write += bool(_tmp_entries(ckpt_dir))
+      # This life left an unfinished checkpoint of its own: killed inside
+      # the write.
+      inside_write += bool(_tmp_entries(ckpt_dir) - unfinished)
       expected_resume = training.latest_step(ckpt_dir) or 0
       steps_at_kills.append(expected_resume)
   return run_dir, resumed_from, inside_write, steps_at_kills
