@@ -116,9 +116,9 @@ def test_alphago_lambda_sweep_equals_each_value_alone():
     np.testing.assert_allclose(out.root_value[i], single.root_value,
                                rtol=1e-5, atol=1e-6)
   assert not np.array_equal(out.visit_counts[0], out.visit_counts[2])
-  # lax.map over chunks of 2 values (the last chunk short): the same.
+  # One value after another (lax.map, no vmap): the same.
   mapped = jax.jit(lambda p, k, s: search.sweep_search(
-      one, p, k, s, values_per_batch=2))(params, key, states)
+      one, p, k, s, values_per_batch=1))(params, key, states)
   np.testing.assert_array_equal(mapped.visit_counts, out.visit_counts)
   np.testing.assert_allclose(mapped.root_value, out.root_value, rtol=1e-5,
                              atol=1e-6)

@@ -98,13 +98,14 @@ def sweep_search(search: Callable[..., Any], params: Params, *args,
     search: `(params, *args) -> outputs` for one parameter value.
     params: stacked `[P]`.
     *args: shared by every value (keys, states, variables): broadcast.
-    values_per_batch: None (default) vmaps over all P values at once: one
-      batched search, the fastest to run. A number b runs `lax.map` over
-      chunks of b values (b = 1: one value after another, inside the same
-      program), whose compilation is that of a b-value program: vmapping
-      turns every loop of a search into one with a per-value predicate,
-      which takes XLA longer to compile than P single programs take to run
-      when the search is short.
+    values_per_batch: None (default) vmaps over all P values: one batched
+      program. Under vmap a loop whose predicate differs by value selects
+      its whole carry on every iteration, and a tree search's backup
+      carries the tree, so with many simulations the batched sweep can run
+      slower than its values one after another (`benchmarks/sweep.py`). A
+      number b runs `lax.map` over chunks of b values; b = 1 uses no vmap
+      at all: it compiles like one value and runs the values in turn, in
+      the same program.
 
   Returns:
     `search`'s outputs with a leading `[P]` axis. Call under `jax.jit`.
