@@ -526,7 +526,15 @@ def served():
   client = gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp",
                           "--preset", "az-9x9-policy"], timeout=300)
   yield client
+  # `quit` with the pipe left open, as controllers do: a clean exit (a
+  # reader thread inside the buffered stdin once made CPython abort here).
+  client.send("quit")
+  deadline = time.monotonic() + 60
+  while client.returncode is None and time.monotonic() < deadline:
+    time.sleep(0.05)
+  status = client.returncode
   client.close()
+  assert status == 0, client.stderr_tail
 
 
 def test_the_process_speaks_gtp(served):

@@ -110,6 +110,11 @@ class GTPClient:
     return self._proc.poll() is None
 
   @property
+  def returncode(self) -> Optional[int]:
+    """The engine's exit status, None while it runs."""
+    return self._proc.poll()
+
+  @property
   def stderr_tail(self) -> list[str]:
     """The engine's last 50 lines of stderr (its log)."""
     return list(self._stderr)

@@ -45,6 +45,7 @@ import argparse
 import dataclasses
 import functools
 import math
+import os
 import queue
 import re
 import sys
@@ -636,16 +637,36 @@ class GTPEngine:
 # -- Serving --------------------------------------------------------------------
 
 def serve(engine: GTPEngine, stdin, stdout: TextIO) -> int:
-    """Reads commands from `stdin` (a binary or text stream) until `quit`
-    or end of input, answering on `stdout`; returns 0."""
+    """Reads commands from `stdin` (a file with a descriptor, or any
+    iterable of lines) until `quit` or end of input, answering on
+    `stdout`; returns 0."""
     lines: "queue.Queue[Optional[str]]" = queue.Queue()
-    source = getattr(stdin, "buffer", stdin)
+    try:
+      fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+      fd = None  # An in-memory stream (tests).
 
     def pump():
       try:
-        for raw in source:
-          lines.put(raw.decode("utf-8", "replace") if isinstance(
-              raw, bytes) else raw)
+        if fd is None:
+          for line in stdin:
+            lines.put(line)
+          return
+        # Raw reads from the descriptor: a daemon thread blocked inside
+        # the buffered `sys.stdin` would hold its lock when the engine
+        # exits after `quit` with the pipe still open, and CPython aborts
+        # at shutdown when it cannot take that lock.
+        pending = b""
+        while True:
+          chunk = os.read(fd, 65536)
+          if not chunk:
+            break
+          pending += chunk
+          *complete, pending = pending.split(b"\n")
+          for raw in complete:
+            lines.put(raw.decode("utf-8", "replace") + "\n")
+        if pending:
+          lines.put(pending.decode("utf-8", "replace"))
       finally:
         lines.put(None)  # End of input.
     threading.Thread(target=pump, daemon=True).start()
