@@ -38,7 +38,7 @@ CHILD = r"""
 import os, sys
 from alphago_jax import games, training
 sys.path.insert(0, sys.argv[2])
-from test_faults import tiny_config, ITERATIONS, SEED
+from test_faults import tiny_config, SEED
 game = games.make("tictactoe")
 config = tiny_config()
 state = training.init_train_state(game, config, SEED)
@@ -48,7 +48,7 @@ if training.latest_step(ckpts) is not None:
                                       architecture=config.architecture(game))
 training.make_iteration(game, config)(state)  # compile (cached by train)
 print("READY", flush=True)
-training.train(game, config, seed=SEED, num_iterations=ITERATIONS,
+training.train(game, config, seed=SEED, num_iterations=int(sys.argv[3]),
                output_dir=sys.argv[1], checkpoint_every=1,
                log=lambda line: print(line, flush=True))
 print("DONE", flush=True)
@@ -69,9 +69,10 @@ def _leaves(tree):
   return [np.asarray(x) for x in jax.tree.leaves(tree)]
 
 
-def _start(run_dir, env):
+def _start(run_dir, env, iterations):
   return subprocess.Popen(
-      [sys.executable, "-c", CHILD, run_dir, os.path.dirname(__file__)],
+      [sys.executable, "-c", CHILD, run_dir, os.path.dirname(__file__),
+       str(iterations)],
       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
@@ -101,7 +102,7 @@ def _tmp_entries(ckpt_dir):
   return out
 
 
-def kill_and_resume(tmp_path, kills, max_delay, seed):
+def kill_and_resume(tmp_path, kills, max_delay, seed, iterations):
   run_dir = str(tmp_path / "run")
   ckpt_dir = os.path.join(run_dir, "checkpoints")
   env = dict(os.environ, JAX_PLATFORMS="cpu",
@@ -115,7 +116,7 @@ def kill_and_resume(tmp_path, kills, max_delay, seed):
   resumed_from, steps_at_kills = [], []
   for delay in delays + [None]:
     unfinished = _tmp_entries(ckpt_dir)
-    proc = _start(run_dir, env)
+    proc = _start(run_dir, env, iterations)
     try:
       _wait_for(proc, "READY", 300)
       if delay is None:  # the last life runs to the end
@@ -152,22 +153,22 @@ def kill_and_resume(tmp_path, kills, max_delay, seed):
   return run_dir, resumed_from, inside_write, steps_at_kills
 
 
-def check_run(run_dir):
+def check_run(run_dir, iterations):
   path = os.path.join(run_dir, "metrics.jsonl")
   with open(path, "rb") as f:
     data = f.read()
   assert data.endswith(b"\n")
   records = [json.loads(line) for line in data.splitlines()]  # no torn line
-  assert [r["iteration"] for r in records] == list(range(1, ITERATIONS + 1))
+  assert [r["iteration"] for r in records] == list(range(1, iterations + 1))
   game = games.make("tictactoe")
   config = tiny_config()
   straight, _ = training.train(game, config, seed=SEED,
-                               num_iterations=ITERATIONS)
+                               num_iterations=iterations)
   template = training.init_train_state(game, config, SEED)
   resumed = training.restore_checkpoint(
       os.path.join(run_dir, "checkpoints"), template,
       architecture=config.architecture(game))
-  assert int(resumed.iteration) == ITERATIONS
+  assert int(resumed.iteration) == iterations
   for a, b in zip(_leaves(training.variables_of(straight)) +
                   _leaves(straight.opt_state),
                   _leaves(training.variables_of(resumed)) +
@@ -179,17 +180,18 @@ def check_run(run_dir):
 
 def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
   run_dir, resumed_from, _, steps = kill_and_resume(
-      tmp_path, kills=3, max_delay=5.0, seed=0)
+      tmp_path, kills=3, max_delay=3.0, seed=0, iterations=ITERATIONS)
   print(f"checkpoint step after each kill: {steps}; checked resumes: "
         f"{resumed_from}")
   assert len(steps) == 3 and resumed_from  # the last life at least
-  check_run(run_dir)
+  assert steps[-1] < ITERATIONS, steps  # every kill hit a running run
+  check_run(run_dir, ITERATIONS)
 
 
 @pytest.mark.slow
 def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
   run_dir, resumed_from, inside_write, steps = kill_and_resume(
-      tmp_path, kills=24, max_delay=5.0, seed=1)
+      tmp_path, kills=24, max_delay=5.0, seed=1, iterations=ITERATIONS)
   print(f"checkpoint step after each kill: {steps}; kills inside a "
         f"checkpoint write: {inside_write}; checked resumes: {resumed_from}")
   # At least 20 kills landed before the run was complete.
@@ -197,7 +199,7 @@ def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
   # Kills that left orbax's temporary step directory behind landed inside a
   # checkpoint write; the run must have survived some.
   assert inside_write >= 3, inside_write
-  check_run(run_dir)
+  check_run(run_dir, ITERATIONS)
 
 
 def test_resume_drops_the_records_of_steps_it_repeats(tmp_path):
