@@ -354,6 +354,11 @@ def test_gtp_is_dispatched_to_the_engine(monkeypatch, capsys):
   assert calls == [["--preset", "x", "--level", "3"]]
 
 
+def test_gtp_reaches_the_real_engine(capsys):
+  status, out, _ = run_cli(capsys, "gtp", "--list-presets")
+  assert status == 0 and "az-9x9" in out
+
+
 def test_arena_matches_two_agents(capsys):
   status, out, err = run_cli(capsys, "arena", "solver", "random",
                              "--games-per-colour", "8", "--json")
