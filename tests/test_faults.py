@@ -188,7 +188,7 @@ def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
         f"{resumed_from}")
   assert len(steps) == 3 and resumed_from  # the last life at least
   assert steps[-1] < ITERATIONS, steps  # every kill hit a running run
-  check_run(run_dir, LONG_ITERATIONS)
+  check_run(run_dir, ITERATIONS)
 
 
 @pytest.mark.slow
