@@ -27,6 +27,8 @@ LONG_FIRST = (
     "tests/test_notebooks.py",
     "tests/test_supervised.py",
     "tests/test_sweep.py",
+    "tests/test_faults.py",
+    "tests/test_cli.py",
     "tests/test_alphago_search.py",
     "tests/test_training.py::test_data_parallel_on_four_cpu_devices",
     "tests/test_experiments.py",

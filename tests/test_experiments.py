@@ -84,8 +84,12 @@ def test_train_go9_start_from_copies_the_committed_run(tmp_path):
   from alphago_jax import training
   ckpts = os.path.join(run, "checkpoints")
   assert training.latest_step(ckpts) == 48
-  with open(os.path.join(run, "config.json"), encoding="utf-8") as f:
-    config = json.load(f)
+  from alphago_jax import games
+  from alphago_jax.cli import read_config
+  from alphago_jax.cli.configs import STAGES
+  stage, run_config, _ = read_config(run, STAGES)
+  assert stage == "alphazero" and run_config.train == training.presets.go9()
   with open(os.path.join(EXPERIMENTS, os.pardir, "checkpoints", "go9",
                          "config.json"), encoding="utf-8") as f:
-    assert config == json.load(f)
+    assert run_config.train.architecture(games.make("go", size=9)) == (
+        json.load(f))
