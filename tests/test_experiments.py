@@ -55,6 +55,9 @@ def _metrics(run):
     return [json.loads(line) for line in f]
 
 
+# The same run through the CLI (train_tictactoe.py is a thin wrapper over
+# it) is in the default suite: tests/test_cli.py.
+@pytest.mark.slow
 def test_train_tictactoe_command_trains_evaluates_and_resumes(tmp_path):
   run = str(tmp_path / "ttt")
   args = ["experiments/train_tictactoe.py", "--output", run,

@@ -181,6 +181,7 @@ def check_run(run_dir, iterations):
       _leaves(template.params), _leaves(resumed.params))), "never trained"
 
 
+@pytest.mark.slow
 def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
   run_dir, resumed_from, _, steps = kill_and_resume(
       tmp_path, kills=3, max_delay=3.0, seed=0, iterations=ITERATIONS)
