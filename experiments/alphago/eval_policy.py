@@ -48,6 +48,36 @@ DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
 DEFAULT_ROLLOUT = os.path.join(ROOT, "checkpoints", "rollout_policy")
 
 
+def _open_positions(p, args, trained, size, min_rank, split, dataset, log):
+  """The positions of `split` in `args.data` under the training filters
+  (`trained`, with `size` and `min_rank`) and the run's split settings
+  (`dataset`); None after printing the error."""
+  try:
+    filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
+    if split == "all":
+      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
+    else:
+      config = data_lib.DatasetConfig(
+          filters=filters,
+          fractions=tuple(dataset.get("fractions",
+                                      data_lib.DatasetConfig().fractions)),
+          seed=dataset.get("seed", 0))
+  except ValueError as e:
+    p.error(str(e))
+  try:
+    cache = data_lib.prepare(args.data, args.cache, config,
+                             workers=min(2, os.cpu_count() or 1), log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return None
+  positions = cache.split("train" if split == "all" else split)
+  if len(positions) == 0:
+    print(f"error: no positions in the {split} split of {args.data} under "
+          f"{filters}", file=sys.stderr)
+    return None
+  return positions
+
+
 def _run_config(run_dir):
   path = os.path.join(run_dir, "config.json")
   if not os.path.exists(path):
@@ -76,28 +106,9 @@ def _eval_rollout(p, args, log):
   same_data = meta.get("data") == os.path.basename(
       os.path.normpath(args.data))
   split = args.split or ("test" if same_data else "all")
-  try:
-    filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
-    if split == "all":
-      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
-    else:
-      config = data_lib.DatasetConfig(
-          filters=filters,
-          fractions=tuple(dataset.get("fractions",
-                                      data_lib.DatasetConfig().fractions)),
-          seed=dataset.get("seed", 0))
-  except ValueError as e:
-    p.error(str(e))
-  try:
-    cache = data_lib.prepare(args.data, args.cache, config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
-  positions = cache.split("train" if split == "all" else split)
-  if len(positions) == 0:
-    print(f"error: no positions in the {split} split of {args.data} under "
-          f"{filters}", file=sys.stderr)
+  positions = _open_positions(p, args, trained, size, min_rank, split,
+                              dataset, log)
+  if positions is None:
     return 1
   result = rp.evaluate(weights, features, positions,
                        batch_size=args.batch_size, limit=args.limit)
@@ -165,30 +176,9 @@ def main(argv=None):
       None if args.min_rank.lower() == "none" else args.min_rank)
   same_data = run.get("data") == os.path.abspath(args.data)
   split = args.split or ("test" if same_data else "all")
-  try:
-    filters = data_lib.Filters(**dict(trained, size=model.board_size,
-                                      min_rank=min_rank))
-    if split == "all":
-      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
-    else:
-      dataset = run.get("dataset", {})
-      config = data_lib.DatasetConfig(
-          filters=filters,
-          fractions=tuple(dataset.get("fractions",
-                                      data_lib.DatasetConfig().fractions)),
-          seed=dataset.get("seed", 0))
-  except ValueError as e:
-    p.error(str(e))
-  try:
-    cache = data_lib.prepare(args.data, args.cache, config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
-  positions = cache.split("train" if split == "all" else split)
-  if len(positions) == 0:
-    print(f"error: no positions in the {split} split of {args.data} under "
-          f"{filters}", file=sys.stderr)
+  positions = _open_positions(p, args, trained, model.board_size, min_rank,
+                              split, run.get("dataset", {}), log)
+  if positions is None:
     return 1
   mesh = make_mesh() if jax.device_count() > 1 else None
   batch_size = args.batch_size
