@@ -247,6 +247,10 @@ def test_train_writes_metrics_and_resumes_identically(tmp_path, capsys):
                                     tensorboard=True, log=lines.append)
   assert [h["iteration"] for h in history] == [3, 4]
   assert leaves_equal(straight, resumed)
+  # The three runs, the restored one included, shared one compiled program
+  # (a restored state arrives committed to its device; a fresh one must
+  # too, or the resume compiles the iteration again).
+  assert training.make_iteration(GAME, CONFIG)._cache_size() == 1
   records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
   assert [r["iteration"] for r in records] == [1, 2, 3, 4]
   assert all("loss" in r and "examples_per_second" in r for r in records)

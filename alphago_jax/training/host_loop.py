@@ -155,8 +155,6 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     if resume and ckpt.latest_step(ckpt_dir) is not None:
       state = ckpt.restore_checkpoint(ckpt_dir, state,
                                       architecture=architecture)
-      if mesh is not None:
-        state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
       done = int(state.iteration)
       # Training time so far: the last record at or before the checkpoint
       # (records after it are of steps the resume repeats).
@@ -178,6 +176,13 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     if board is not None:
       board.close()
     return state, []
+  # Fresh or restored, the state enters the step committed to the same
+  # devices: the compiled step is keyed on its inputs' shardings, and a
+  # restored state comes back committed where a fresh one may not be, so
+  # without this a resume compiles the step a second time.
+  state = jax.device_put(state, (
+      NamedSharding(mesh, PartitionSpec()) if mesh is not None
+      else jax.sharding.SingleDeviceSharding(jax.local_devices()[0])))
   step = make_step(state)
   bar = None
   if progress and jax.process_index() == 0:
