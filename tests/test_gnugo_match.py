@@ -99,3 +99,36 @@ def test_agent_match_counts_each_colour():
   r = out.result()
   assert (r.as_first.games, r.as_second.games) == (8, 8)
   assert np.all((out.lengths >= 5) & (out.lengths <= 9))
+
+
+def test_partial_agents_share_one_program_with_their_own_arrays():
+  # Two agents that differ only in a bound array: one trace serves both,
+  # and each plays by its own array. Lowest-free-cell against highest:
+  # first player wins on the top row (0 1 2) or on the bottom one (8 7 6).
+  ttt = games.make("tictactoe")
+  traces = []
+
+  def prefer(order, states, key):
+    del key
+    traces.append(1)
+    score = jnp.where(states.legal_action_mask, order[None, :], -100.0)
+    return jnp.argmax(score, axis=-1).astype(jnp.int32)
+  low = jax.tree_util.Partial(prefer, -jnp.arange(9, dtype=jnp.float32))
+  high = jax.tree_util.Partial(prefer, jnp.arange(9, dtype=jnp.float32))
+  out = agent_match(ttt, low, high, jax.random.key(0), games_per_colour=2)
+  assert list(out.returns) == [1, 1, -1, -1]
+  assert list(out.lengths) == [5] * 4
+  assert len(traces) == 1
+
+
+@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+def test_final_scores_agree_with_gnugo_when_one_side_only_passes():
+  # Our agent only passes, so GNU Go takes the whole 5x5 board and passes:
+  # by Tromp-Taylor and by GNU Go, its 25 points against none, komi 7.5 to
+  # White.
+  out = gnugo_match(GO5, pass_agent, jax.random.key(5), level=1,
+                    games_per_colour=1, final_scores=True)
+  assert not out.capped.any() and not out.resigned.any()
+  np.testing.assert_allclose(out.score, [-32.5, 17.5])
+  np.testing.assert_allclose(out.gnugo_score, out.score)
+  assert list(out.returns) == [-1, -1]

@@ -18,6 +18,15 @@ passes rather than lose them to Tromp-Taylor counting. A resignation by GNU
 Go is its loss (`Go.resign`). Games still going after `max_moves` plies (if
 given) are scored Tromp-Taylor on the board as it stands.
 
+With `final_scores=True`, every game that ended by two passes (both sides
+agree it is over) is also scored by GNU Go's `final_score`, beside ours
+(`Outcomes.score`, `Outcomes.gnugo_score`): GNU Go judges dead stones, so
+the two differ where dead stones were left on the board.
+
+An agent given as a `jax.tree_util.Partial` is compiled once per function
+and batch shape with its bound arrays (parameters, network weights) passed
+as arguments, so agents that differ only in those arrays share one program.
+
 `agent_match` is the same loop with a JAX agent as the opponent. Unlike
 `arena.play`, which compiles its whole game loop on every call, it jits
 each agent once per batch shape, so a script evaluating many networks pays
@@ -33,6 +42,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import functools
+import math
 from typing import Callable, Optional, Sequence
 
 import chex
@@ -60,12 +70,19 @@ class Outcomes:
     lengths: int `[B]`, plies played.
     resigned: bool `[B]`, the opponent resigned (always False for agents).
     capped: bool `[B]`, stopped by `max_moves` and scored on the board.
+    score: float `[B]`, Tromp-Taylor `black - white - komi` of each final
+      board (None from callers that build Outcomes without it).
+    gnugo_score: float `[B]`, GNU Go's `final_score` as `black - white -
+      komi` where it was asked (`final_scores`) and the game ended by two
+      passes, NaN elsewhere; None when not asked.
   """
   agent_black: np.ndarray
   returns: np.ndarray
   lengths: np.ndarray
   resigned: np.ndarray
   capped: np.ndarray
+  score: Optional[np.ndarray] = None
+  gnugo_score: Optional[np.ndarray] = None
 
   def result(self, games: Optional[Sequence[int]] = None) -> MatchResult:
     """Wins/draws/losses per colour (`as_first`: as Black) over `games`
@@ -85,8 +102,16 @@ def _check_count(name, value, low):
     raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
+@jax.jit
+def _call_partial(agent, states, key):
+  return agent(states, key)
+
+
 @functools.lru_cache(maxsize=None)
 def _jit_agent(agent: Agent):
+  if isinstance(agent, jax.tree_util.Partial):
+    # Its bound arrays are arguments: one program per function and shapes.
+    return functools.partial(_call_partial, agent)
   return jax.jit(agent)  # Cached: the same agent compiles once per shape.
 
 
@@ -111,14 +136,13 @@ def _compiled(game: game_base.Game):
     reward = jnp.take_along_axis(new.rewards, agent_player[:, None], 1)[:, 0]
     return new, jnp.where(moving, reward, 0.0)
 
-  def board_result(states, agent_player):
-    """Our agent's result by Tromp-Taylor on the current boards."""
-    score = jax.vmap(game.area_score)(states)
-    black = jnp.sign(score)
-    return jnp.where(agent_player == 0, black, -black)
+  def board_score(states):
+    """Tromp-Taylor `black - white - komi` of the boards as they stand (a
+    finished game's final score)."""
+    return jax.vmap(game.area_score)(states)
 
   return (jax.jit(init, static_argnums=1), jax.jit(advance),
-          jax.jit(board_result))
+          jax.jit(board_score) if hasattr(game, "area_score") else None)
 
 
 def _half(states, lo, hi):
@@ -132,7 +156,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   `observe(ids, actions)` for the moves played in them by others."""
   g = games_per_colour
   batch = 2 * g
-  init, advance, board_result = _compiled(game)
+  init, advance, board_score = _compiled(game)
   agent_fn = _jit_agent(agent)
   random_fn = _jit_agent(random_agent)
   agent_player = jnp.asarray(np.repeat([0, 1], g), jnp.int32)
@@ -183,13 +207,17 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
     returns += np.asarray(reward)
     ply += 1
   capped = ~np.asarray(states.terminated)
-  if capped.any():
-    returns = np.where(capped, np.asarray(board_result(states, agent_player)),
-                       returns)
+  # Games without a board score (not Go) leave capped games drawn.
+  score = (None if board_score is None
+           else np.asarray(board_score(states), np.float32))
+  if capped.any() and score is not None:
+    black = np.sign(score)
+    returns = np.where(capped, np.where(np.arange(batch) < g, black, -black),
+                       returns).astype(np.float32)
   return states, Outcomes(
       agent_black=np.repeat([True, False], g), returns=returns,
       lengths=np.asarray(states.step_count), resigned=resigned,
-      capped=capped)
+      capped=capped, score=score)
 
 
 class _AgentOpponent:
@@ -247,6 +275,20 @@ class _GnuGoOpponent:
     for i, a in zip(ids, actions):
       self.queued[int(i)].append(int(a))
 
+  def final_scores(self, over: np.ndarray) -> np.ndarray:
+    """float `[B]`: GNU Go's `final_score` of the games where `over`, NaN
+    elsewhere (queued moves are sent first)."""
+    def score(i):
+      if not over[i]:
+        return math.nan
+      p = self.players[i]
+      for a in self.queued[i]:
+        p.play(int(a))
+      self.queued[i] = []
+      return p.final_score()
+    return np.asarray(list(self.pool.map(score, range(len(self.players)))),
+                      np.float32)
+
   def check_boards(self, states):
     """GNU Go's board must equal ours at the end of every game."""
     ours = np.asarray(jax.vmap(self.game.stones)(states))
@@ -269,6 +311,7 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
                 max_moves: Optional[int] = None, seed: int = 0,
                 extra_args: Sequence[str] = DEFAULT_GNUGO_ARGS,
                 random_opening_moves: int = 0, check_boards: bool = True,
+                final_scores: bool = False,
                 make_player: Optional[Callable[[int], object]] = None
                 ) -> Outcomes:
   """Our `agent` against GNU Go in 2 * games_per_colour parallel games.
@@ -286,8 +329,11 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
     extra_args: more GNU Go flags (default: `--capture-all-dead`).
     random_opening_moves: plies played at random by both sides first.
     check_boards: compare GNU Go's final board with ours in every game.
+    final_scores: ask GNU Go's `final_score` of every game that ended by
+      two passes (`Outcomes.gnugo_score`).
     make_player: `i -> player` with GnuGoPlayer's `play`, `genmove`,
-      `stones` and `close` (tests); default GNU Go at `level`.
+      `stones`, `final_score` and `close` (tests); default GNU Go at
+      `level`.
 
   Returns:
     `Outcomes`; `.result()` gives wins/draws/losses per colour.
@@ -313,6 +359,11 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
           max_moves=max_moves, random_opening_moves=random_opening_moves)
       if check_boards:
         opponent.check_boards(states)
+      if final_scores:
+        over = (np.asarray(states.terminated)
+                & (np.asarray(states.passes) >= 2) & ~outcomes.resigned)
+        outcomes = dataclasses.replace(
+            outcomes, gnugo_score=opponent.final_scores(over))
     finally:
       for p in players:
         p.close()

@@ -14,6 +14,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from alphago_jax.games.sgf import parse_result
 from alphago_jax.gtp.client import GTPClient, GTPError, colour_name
 
 GNUGO_FALLBACK = "/usr/games/gnugo"  # Debian/Ubuntu's `gnugo` package.
@@ -137,6 +138,19 @@ class GnuGoPlayer:
       for v in self.engine.list_stones(colour):
         out[self.game.vertex_to_action(v)] = sign
     return out
+
+  def final_score(self) -> float:
+    """GNU Go's `final_score` of the current board (it judges dead stones)
+    as `black - white - komi`.
+
+    Raises:
+      ValueError: an answer that is not a score.
+    """
+    text = self.engine.final_score()
+    winner, margin = parse_result(text)
+    if margin is None:
+      raise ValueError(f"GnuGoPlayer: unreadable final_score {text!r}")
+    return 0.0 if winner is None else (margin if winner == 0 else -margin)
 
   def legal_mask(self) -> np.ndarray:
     """bool `[N²+1]`: GNU Go's legal moves for the side to move (pass is
