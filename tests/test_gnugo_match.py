@@ -61,6 +61,7 @@ def test_resignation_is_the_opponents_loss():
   # As White it never moved; as Black its one move reached GNU Go first.
   assert sorted(len(p.played) for p in players) == [0, 0, 1, 1]
   assert list(out.lengths) == [1, 1, 0, 0]
+  assert (out.moves[:2, 1] == -1).all() and (out.moves[2:] == -1).all()
 
 
 def test_max_moves_scores_the_board():
@@ -118,6 +119,8 @@ def test_partial_agents_share_one_program_with_their_own_arrays():
   out = agent_match(ttt, low, high, jax.random.key(0), games_per_colour=2)
   assert list(out.returns) == [1, 1, -1, -1]
   assert list(out.lengths) == [5] * 4
+  np.testing.assert_array_equal(out.moves[0], [0, 8, 1, 7, 2])
+  np.testing.assert_array_equal(out.moves[3], [8, 0, 7, 1, 6])
   assert len(traces) == 1
 
 

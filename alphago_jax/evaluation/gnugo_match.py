@@ -75,6 +75,8 @@ class Outcomes:
     gnugo_score: float `[B]`, GNU Go's `final_score` as `black - white -
       komi` where it was asked (`final_scores`) and the game ended by two
       passes, NaN elsewhere; None when not asked.
+    moves: int32 `[B, T]`, the actions played, ply by ply (T the longest
+      game), -1 after a game's end (a resignation is not a move).
   """
   agent_black: np.ndarray
   returns: np.ndarray
@@ -83,6 +85,7 @@ class Outcomes:
   capped: np.ndarray
   score: Optional[np.ndarray] = None
   gnugo_score: Optional[np.ndarray] = None
+  moves: Optional[np.ndarray] = None
 
   def result(self, games: Optional[Sequence[int]] = None) -> MatchResult:
     """Wins/draws/losses per colour (`as_first`: as Black) over `games`
@@ -164,6 +167,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   states = init(init_key, batch)
   returns = np.zeros(batch, np.float32)
   resigned = np.zeros(batch, bool)
+  played = []  # [B] per ply, -1 where a game was over or resigned
   ply = 0
   while not bool(np.all(jax.device_get(states.terminated))) and (
       max_moves is None or ply < max_moves):
@@ -202,6 +206,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       raise RuntimeError(f"match: illegal action {int(actions[i])} by {who} "
                          f"at ply {ply} of game {i}")
     resigned |= resign & ~done
+    played.append(np.where(done | resign, -1, actions).astype(np.int32))
     states, reward = advance(states, jnp.asarray(actions),
                              jnp.asarray(resign), agent_player)
     returns += np.asarray(reward)
@@ -217,7 +222,9 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   return states, Outcomes(
       agent_black=np.repeat([True, False], g), returns=returns,
       lengths=np.asarray(states.step_count), resigned=resigned,
-      capped=capped, score=score)
+      capped=capped, score=score,
+      moves=(np.stack(played, axis=1) if played
+             else np.zeros((batch, 0), np.int32)))
 
 
 class _AgentOpponent:
