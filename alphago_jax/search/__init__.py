@@ -1,5 +1,6 @@
 """Search: classic UCT and Monte Carlo on mctx, AlphaZero's and AlphaGo's
-network-guided searches, parameter sweeps, exact solvers, agents."""
+network-guided searches, tree reuse between moves, parameter sweeps, exact
+solvers, agents."""
 
 from alphago_jax.search.agents import random_agent
 from alphago_jax.search.alphago import (AlphaGoParams, AlphaGoSearchConfig,
@@ -24,6 +25,7 @@ from alphago_jax.search.rollout import (random_legal_action, random_rollout,
 from alphago_jax.search.sharding import shard_games
 from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
                                        minimax, solve, solver_agent)
+from alphago_jax.search.tree_reuse import reroot, subtree
 from alphago_jax.search.sweep import (SweepMatchResult, grid, match_outcomes,
                                       num_values, play_games, stack,
                                       sweep_match, sweep_search)
@@ -48,7 +50,7 @@ __all__ = [
     "argmax_random_tiebreak", "minimax",
     "monte_carlo_agent", "monte_carlo_search", "random_agent",
     "random_legal_action", "random_rollout", "rollout_recurrent_fn",
-    "shard_games", "solve",
+    "reroot", "shard_games", "solve", "subtree",
     "solver_agent", "ucb1_action_selection", "ucb1_scores", "uct_agent",
     "uct_search",
 ]

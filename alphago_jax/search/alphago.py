@@ -42,6 +42,17 @@ lost visits per edge (`virtual_loss`, traced), evaluates the K leaves in one
 batch and backs each up (`tree_search.search_with_virtual_loss`): AlphaGo's
 way of keeping parallel evaluators on different lines, here synchronous.
 
+Tree reuse (static `reuse_tree`, off by default): the search returns its
+tree, and the next search given it (`tree=`) keeps the subtree of the node
+holding its root position, found by comparing game states
+(`tree_reuse.find`; nothing is kept where the position is not in the
+tree), and adds `num_simulations` new simulations to it. The tree's
+capacity is `num_simulations` + `max_reused_nodes` (default twice the
+simulations), so that up to `max_reused_nodes` nodes are carried over, the
+most visited when there are more (`tree_reuse`). A kept root keeps the prior
+it was given as a child: the same network on the same position, so the
+same prior as a fresh root.
+
 Not reproduced from the paper: the expansion threshold (AlphaGo expanded a
 leaf after 40 visits; here every simulation expands one node, as mctx does),
 asynchronous evaluation and the tree policy.
@@ -59,11 +70,13 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 from flax import struct
+from mctx._src import search as mctx_search
 
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn
+from alphago_jax.search import tree_reuse
 from alphago_jax.search import tree_search
 from alphago_jax.search.uct import make_transition
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn, PolicyFn, ValueFn
@@ -103,9 +116,17 @@ class AlphaGoStatic:
   rollout_policy: str = "random"
   max_depth: int | None = None
   leaves_per_step: int = 1
+  reuse_tree: bool = False
+  max_reused_nodes: int | None = None
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
+    if not isinstance(self.reuse_tree, bool):
+      raise ValueError(f"reuse_tree must be a bool, got {self.reuse_tree!r}")
+    if self.max_reused_nodes is not None:
+      params_lib.check_int("max_reused_nodes", self.max_reused_nodes, 1)
+      if not self.reuse_tree:
+        raise ValueError("max_reused_nodes is set but reuse_tree=False")
     params_lib.check_int("leaves_per_step", self.leaves_per_step, 1)
     if self.num_simulations % self.leaves_per_step:
       raise ValueError(
@@ -125,6 +146,16 @@ class AlphaGoStatic:
                        f"got {self.rollout_policy!r}")
     if self.max_depth is not None:
       params_lib.check_int("max_depth", self.max_depth, 1)
+
+  @property
+  def tree_capacity(self) -> int:
+    """Nodes of the search tree: one per simulation and the root, plus
+    room for the nodes carried over with `reuse_tree`."""
+    if not self.reuse_tree:
+      return self.num_simulations + 1
+    reused = (self.num_simulations if self.max_reused_nodes is None
+              else self.max_reused_nodes)
+    return self.num_simulations + reused
 
   def check_mixing(self, mixing) -> None:
     """λ must not ask for a leaf evaluator this program does not have
@@ -158,6 +189,8 @@ class AlphaGoSearchConfig:
     leaves_per_step: K, leaves selected per step in the same tree under
       virtual loss and evaluated together (1: one simulation at a time).
     virtual_loss: n_vl (traced).
+    reuse_tree: return the tree and continue a given one (module doc).
+    max_reused_nodes: the most nodes carried over; None: num_simulations.
   """
   num_simulations: int
   c_puct: float = 5.0
@@ -169,6 +202,8 @@ class AlphaGoSearchConfig:
   max_depth: int | None = None
   leaves_per_step: int = 1
   virtual_loss: float = 3.0
+  reuse_tree: bool = False
+  max_reused_nodes: int | None = None
 
   def __post_init__(self):
     params_lib.check_number("c_puct", self.c_puct, low=0)
@@ -186,7 +221,8 @@ class AlphaGoSearchConfig:
         num_simulations=self.num_simulations, use_value=use_value,
         use_rollouts=use_rollouts, rollouts_per_leaf=self.rollouts_per_leaf,
         rollout_policy=self.rollout_policy, max_depth=self.max_depth,
-        leaves_per_step=self.leaves_per_step)
+        leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree,
+        max_reused_nodes=self.max_reused_nodes)
 
   def params(self) -> AlphaGoParams:
     """The traced part, as float32 scalars."""
@@ -209,12 +245,18 @@ class AlphaGoSearchOutput:
     q_values: float32 `[B, num_actions]`, raw Q of the root's children in
       [-1, 1], mover's view; 0 for unvisited ones.
     root_value: float32 `[B]`, the search's value of the root.
+    search_tree: with `reuse_tree`, the tree `[B, tree_capacity, ...]` to
+      give the next search; else None.
+    reused_nodes: with `reuse_tree`, int32 `[B]`, the nodes the search
+      started from (0: a fresh tree); else None.
   """
   action: chex.Array
   visit_counts: chex.Array
   action_weights: chex.Array
   q_values: chex.Array
   root_value: chex.Array
+  search_tree: Optional[mctx.Tree] = None
+  reused_nodes: Optional[chex.Array] = None
 
 
 def split_evaluate(game: game_base.Game, evaluate: EvaluateFn
@@ -364,7 +406,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                    variables: Tuple[chex.ArrayTree, chex.ArrayTree],
                    key: chex.PRNGKey, states: game_base.State, *,
                    config: AlphaGoSearchConfig | AlphaGoStatic,
-                   params: AlphaGoParams | None = None
+                   params: AlphaGoParams | None = None,
+                   tree: mctx.Tree | None = None
                    ) -> AlphaGoSearchOutput:
   """Runs AlphaGo's search from each root state and plays the most visited
   move.
@@ -380,6 +423,9 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
     states: batched root states `[B]`.
     config: a full `AlphaGoSearchConfig`, or its static part with `params`.
     params: the traced parameters; default the config's own.
+    tree: with `reuse_tree`, an earlier search's `search_tree` (e.g. of the
+      previous move, before or after `tree_reuse.reroot`): each row keeps
+      the subtree of the node holding its root state; None: fresh trees.
 
   Returns:
     `AlphaGoSearchOutput` of batch B.
@@ -388,6 +434,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                                       AlphaGoStatic, AlphaGoParams)
   static.check_mixing(params.mixing)
   batch = base.check_batch(states)
+  if tree is not None and not static.reuse_tree:
+    raise ValueError("a tree to continue was given but reuse_tree=False")
   policy_variables, value_variables = variables
   # Every draw inside the search (tie-breaks, rollouts) uses the cheap hash
   # PRNG, as UCT does; see rollout.py.
@@ -401,6 +449,9 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
       embedding=states)
   recurrent_fn = make_recurrent_fn(game, policy_fn, value_fn, static)
   invalid = (~states.legal_action_mask).astype(jnp.float32)
+  initial, reused = None, None
+  if static.reuse_tree:
+    initial, reused = _reusable_tree(static, root, tree, states)
   if static.leaves_per_step == 1:
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct)
@@ -409,7 +460,7 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
         recurrent_fn=recurrent_fn, root_action_selection_fn=select,
         interior_action_selection_fn=select,
         num_simulations=static.num_simulations, max_depth=static.max_depth,
-        invalid_actions=invalid)
+        invalid_actions=invalid, initial_tree=initial)
   else:
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct,
@@ -419,7 +470,7 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
         recurrent_fn=recurrent_fn, action_selection_fn=select,
         num_simulations=static.num_simulations,
         leaves_per_step=static.leaves_per_step, max_depth=static.max_depth,
-        invalid_actions=invalid)
+        invalid_actions=invalid, initial_tree=initial)
   legal = states.legal_action_mask
   visits = tree.children_visits[:, tree.ROOT_INDEX]
   q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)
@@ -431,7 +482,30 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
       visit_counts=visits.astype(jnp.int32),
       action_weights=(visits / total).astype(jnp.float32),
       q_values=jnp.where(visits > 0, q, 0.0).astype(jnp.float32),
-      root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32))
+      root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32),
+      search_tree=tree if static.reuse_tree else None,
+      reused_nodes=reused)
+
+
+def _reusable_tree(static: AlphaGoStatic, root: mctx.RootFnOutput,
+                   tree: mctx.Tree | None, states: game_base.State):
+  """The tree `[B, tree_capacity, ...]` to continue (each row re-rooted at
+  the node holding its root state, empty where there is none) and int32
+  `[B]` its nodes."""
+  batch = root.value.shape[0]
+  capacity = static.tree_capacity
+  if tree is None:
+    # A fresh tree of full capacity, so that the output can be fed back.
+    fresh = mctx_search.instantiate_tree_from_root(
+        root, capacity - 1, jnp.zeros_like(root.prior_logits), None)
+    return fresh, jnp.zeros((batch,), jnp.int32)
+  if tree_reuse.capacity(tree) != capacity:
+    raise ValueError(f"tree has {tree_reuse.capacity(tree)} nodes; this "
+                     f"search's trees have {capacity} (num_simulations + "
+                     f"max_reused_nodes)")
+  return tree_reuse.subtree(
+      tree, tree_reuse.find(tree, states),
+      max_nodes=capacity - static.num_simulations)
 
 
 def alphago_agent(game: game_base.Game, policy_fn: PolicyFn,

@@ -23,17 +23,25 @@ the root function for all and every later step the interior function.
 `search_with_virtual_loss` is the same loop selecting K leaves per step in
 one tree (earlier selections of the step visible to the selection function
 as pending counts, for a virtual loss), evaluated in one batch of K·B.
+
+Both continue an earlier tree when given `initial_tree` (tree reuse between
+moves, `tree_reuse.reroot`): the tree keeps its capacity (at least
+`num_simulations` + 1 nodes), the search adds `num_simulations` simulations
+to what it holds, and a row holding no tree starts from `root` exactly as a
+fresh search does (same keys, same tree); see `start_tree`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import chex
 import jax
 import jax.numpy as jnp
 import mctx
 from mctx._src import search as mctx_search
+
+from alphago_jax.search import tree_reuse
 
 Tree = mctx.Tree
 
@@ -166,14 +174,21 @@ def search(
     max_depth: Optional[int] = None,
     invalid_actions: Optional[chex.Array] = None,
     extra_data: Any = None,
-    loop_fn=jax.lax.fori_loop) -> Tree:
-  """Drop-in for `mctx.search` (same arguments, same tree); see module doc."""
+    loop_fn=jax.lax.fori_loop,
+    initial_tree: Optional[Tree] = None) -> Tree:
+  """Drop-in for `mctx.search` (same arguments, same tree); see module doc.
+
+  `initial_tree`: an earlier search's tree re-rooted at these roots
+  (`tree_reuse.reroot`) to continue, or None; see `start_tree`.
+  """
   batch_size = root.value.shape[0]
   rows = jnp.arange(batch_size)
-  if max_depth is None:
-    max_depth = num_simulations
   if invalid_actions is None:
     invalid_actions = jnp.zeros_like(root.prior_logits)
+  tree, held = start_tree(root, num_simulations, invalid_actions,
+                          extra_data, initial_tree)
+  if max_depth is None:
+    max_depth = tree_reuse.capacity(tree) - 1
 
   def body_fun(sim, loop_state):
     rng_key, tree = loop_state
@@ -181,19 +196,60 @@ def search(
     parent_index, action = simulate(
         jax.random.split(simulate_key, batch_size), tree,
         root_action_selection_fn, interior_action_selection_fn, max_depth)
-    # The node first expanded by simulation `sim` gets index `sim + 1`.
+    # The node first expanded by simulation `sim` gets index `held + sim`
+    # (`sim + 1` in a fresh tree).
     next_node_index = tree.children_index[rows, parent_index, action]
-    next_node_index = jnp.where(next_node_index == Tree.UNVISITED, sim + 1,
-                                next_node_index)
+    next_node_index = jnp.where(next_node_index == Tree.UNVISITED,
+                                held + sim, next_node_index)
     tree = mctx_search.expand(params, expand_key, tree, recurrent_fn,
                               parent_index, action, next_node_index)
     return rng_key, backward(tree, next_node_index)
 
-  tree = mctx_search.instantiate_tree_from_root(
-      root, num_simulations, root_invalid_actions=invalid_actions,
-      extra_data=extra_data)
   _, tree = loop_fn(0, num_simulations, body_fun, (rng_key, tree))
   return tree
+
+
+def start_tree(root: mctx.RootFnOutput, num_simulations: int,
+               invalid_actions: chex.Array, extra_data: Any,
+               tree: Optional[Tree]) -> Tuple[Tree, chex.Array]:
+  """The tree a search of `num_simulations` starts from, and int32 `[B]`
+  the nodes it holds (new nodes take the next indices).
+
+  Without `tree`: mctx's fresh tree of `num_simulations` + 1 nodes, the
+  root from `root`. With one (`[B, N, ...]`, N >= `num_simulations` + 1,
+  each row empty or rooted at its root state, as `tree_reuse.reroot` leaves
+  it): each row continues its tree if it holds at most N −
+  `num_simulations` nodes, so that every new node fits (`reroot`'s
+  `max_nodes` keeps the most visited); an empty row, or one holding more,
+  gets a fresh root from `root`, exactly as without `tree`. Either way the
+  root's invalid actions are `invalid_actions` and `extra_data` is
+  `extra_data`.
+  """
+  batch_size = root.value.shape[0]
+  if tree is None:
+    fresh = mctx_search.instantiate_tree_from_root(
+        root, num_simulations, root_invalid_actions=invalid_actions,
+        extra_data=extra_data)
+    return fresh, jnp.ones((batch_size,), jnp.int32)
+  size = tree_reuse.capacity(tree)
+  if size < num_simulations + 1:
+    raise ValueError(f"initial_tree has {size} nodes; a search of "
+                     f"{num_simulations} simulations needs at least "
+                     f"{num_simulations + 1}")
+  chex.assert_shape(tree.children_index,
+                    (batch_size, size, root.prior_logits.shape[-1]))
+  fresh = mctx_search.instantiate_tree_from_root(
+      root, size - 1, root_invalid_actions=invalid_actions,
+      extra_data=extra_data)
+  held = tree_reuse.num_nodes(tree)
+  use = (held > 0) & (held <= size - num_simulations)
+  pick = lambda new, old: jnp.where(
+      use.reshape(use.shape + (1,) * (new.ndim - 1)), old, new)
+  fields = {f: pick(getattr(fresh, f), getattr(tree, f))
+            for f in tree_reuse.NODE_FIELDS}
+  fields["embeddings"] = jax.tree.map(pick, fresh.embeddings,
+                                      tree.embeddings)
+  return fresh.replace(**fields), jnp.where(use, held, 1)
 
 
 def _add_pending(pending: chex.Array, tree: Tree, parent: chex.Array,
@@ -228,7 +284,8 @@ def search_with_virtual_loss(
     num_simulations: int,
     leaves_per_step: int,
     max_depth: Optional[int] = None,
-    invalid_actions: Optional[chex.Array] = None) -> Tree:
+    invalid_actions: Optional[chex.Array] = None,
+    initial_tree: Optional[Tree] = None) -> Tree:
   """`search` selecting K = `leaves_per_step` leaves per step in the same
   tree, evaluating them in one `recurrent_fn` call of batch K·B, then
   backing each up.
@@ -243,6 +300,7 @@ def search_with_virtual_loss(
 
   Args:
     num_simulations: a multiple of `leaves_per_step`.
+    initial_tree: as `search` (its `extra_data` is replaced).
     Others: as `search`.
 
   Returns:
@@ -254,13 +312,16 @@ def search_with_virtual_loss(
                      f"of leaves_per_step={k}")
   batch_size = root.value.shape[0]
   rows = jnp.arange(batch_size)
-  if max_depth is None:
-    max_depth = num_simulations
   if invalid_actions is None:
     invalid_actions = jnp.zeros_like(root.prior_logits)
   num_actions = root.prior_logits.shape[-1]
-  zeros = jnp.zeros((batch_size, num_simulations + 1, num_actions),
-                    jnp.float32)
+  nodes = (num_simulations + 1 if initial_tree is None
+           else tree_reuse.capacity(initial_tree))
+  zeros = jnp.zeros((batch_size, nodes, num_actions), jnp.float32)
+  tree, held = start_tree(root, num_simulations, invalid_actions, zeros,
+                          initial_tree)
+  if max_depth is None:
+    max_depth = nodes - 1
 
   def step(i, loop_state):
     rng_key, tree = loop_state
@@ -293,7 +354,7 @@ def search_with_virtual_loss(
     def expand_one(j, tree):
       parent, action = parents[j], actions[j]
       index = tree.children_index[rows, parent, action]
-      index = jnp.where(index == Tree.UNVISITED, i * k + j + 1, index)
+      index = jnp.where(index == Tree.UNVISITED, held + i * k + j, index)
       # mctx's expand with this leaf's precomputed evaluation.
       ready = jax.tree.map(lambda x: x[j], (out, next_embedding))
       tree = mctx_search.expand(params, None, tree, lambda *_: ready, parent,
@@ -302,8 +363,5 @@ def search_with_virtual_loss(
 
     return rng_key, jax.lax.fori_loop(0, k, expand_one, tree)
 
-  tree = mctx_search.instantiate_tree_from_root(
-      root, num_simulations, root_invalid_actions=invalid_actions,
-      extra_data=zeros)
   _, tree = jax.lax.fori_loop(0, num_simulations // k, step, (rng_key, tree))
   return tree
