@@ -28,15 +28,17 @@ MUST_BLOCK = [0, 4, 1]
 
 
 @functools.lru_cache(maxsize=None)
-def compiled_search(config):
-  # One compilation per config (per batch shape) for the whole module.
-  return jax.jit(functools.partial(search.alphazero_search, GAME, zero_net,
-                                   None, config=config))
+def compiled_search(static, net):
+  # One compilation per static part, network and batch shape for the whole
+  # module: the traced parameters (temperature, noise, c_puct) are inputs.
+  return jax.jit(lambda key, states, params: search.alphazero_search(
+      GAME, net, None, key, states, config=static, params=params))
 
 
-def run_search(moves, config, n=8, seed=0):
-  return compiled_search(config)(jax.random.key(seed),
-                                 batch(position(moves), n))
+def run_search(moves, config, n=8, seed=0, net=None):
+  static, params = config.split()
+  return compiled_search(static, net or zero_net)(
+      jax.random.key(seed), batch(position(moves), n), params)
 
 
 # The searches below are shared by several tests (one compilation each).
@@ -128,10 +130,8 @@ def test_gumbel_noise_alone_makes_the_search_random(gumbel_scale):
   # argmax(g + logits + sigma(q)), the one the noise g acts on directly.
   config = dataclasses.replace(GUMBEL, gumbel_scale=gumbel_scale,
                                temperature_moves=1)
-  run = jax.jit(functools.partial(search.alphazero_search, GAME, linear_net,
-                                  None, config=config))
   # 8 copies of the empty board per call, two keys: 16 searches.
-  outs = [run(jax.random.key(seed), batch(position([]), 8))
+  outs = [run_search([], config, seed=seed, net=linear_net)
           for seed in (1, 2)]
   visits = np.concatenate([np.asarray(o.visit_counts) for o in outs])
   actions = np.concatenate([np.asarray(o.action) for o in outs])
@@ -155,7 +155,7 @@ def test_gumbel_noise_alone_makes_the_search_random(gumbel_scale):
 def test_temperature_samples_early_moves():
   config = dataclasses.replace(PUCT, num_simulations=16, temperature=1.0,
                                temperature_moves=3)
-  out = run_search([], config)
+  out = run_search([], config, n=16)  # The search of test_temperature_stops_after_k_moves.
   assert len(np.unique(np.asarray(out.action))) > 1
   greedy = run_search([], PUCT)
   # Greedy picks a most-visited move.
@@ -249,12 +249,10 @@ def test_qtransform_raw_is_alphagos_q():
 def test_dirichlet_noise_changes_the_search_only_when_mixed_in(fraction):
   config = dataclasses.replace(PUCT, num_simulations=24,
                                dirichlet_fraction=fraction)
-  run = jax.jit(functools.partial(search.alphazero_search, GAME, linear_net,
-                                  None, config=config))
   # Not the empty board: there the linear net's priors are all equal and
   # mctx's random tie-break alone picks the first child.
   visits = np.concatenate([
-      np.asarray(run(jax.random.key(seed), batch(position([4]), 8))
+      np.asarray(run_search([4], config, seed=seed, net=linear_net)
                  .visit_counts) for seed in (1, 2)])
   if fraction == 0:
     np.testing.assert_array_equal(visits, visits[:1].repeat(16, 0))
