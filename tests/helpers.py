@@ -46,3 +46,52 @@ def tiny_train_config():
           num_simulations=4, max_num_considered_actions=4),
       max_moves=9, num_games=8, random_opening_moves=2,
       buffer_capacity=512, batch_size=32, gradient_steps=4)
+
+
+_RUN_MAINS = textwrap.dedent("""
+    import contextlib, importlib.util, io, json, sys
+    calls = json.loads(sys.argv[1])
+    modules, results = {}, []
+    for path, argv in calls:
+      if path not in modules:
+        spec = importlib.util.spec_from_file_location(
+            f"command{len(modules)}", path)
+        modules[path] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[path])
+      out, err = io.StringIO(), io.StringIO()
+      with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+          code = modules[path].main(argv) or 0
+        except SystemExit as e:  # argparse's errors, sys.exit in main
+          code = e.code if isinstance(e.code, int) else int(e.code is not None)
+      results.append({"returncode": code, "stdout": out.getvalue(),
+                      "stderr": err.getvalue()})
+    print("RUN_MAINS " + json.dumps(results))
+""")
+
+
+def run_mains(calls, *, devices=None, timeout=600):
+  """Runs `main(argv)` of each `(script, argv)` in `calls`, in order, in one
+  fresh Python process, as `python script ARGV` would (stdout, stderr and
+  exit status captured per call); returns one `subprocess.CompletedProcess`
+  per call.
+
+  One process instead of one per command: the commands pay JAX's start and
+  share every compiled program (each entry point compiles through cached
+  builders), which is most of what a command costs on a tiny config. The
+  process must not crash: an exception other than `SystemExit` fails here.
+  The XLA CPU device count is fixed for the process (`devices`, default the
+  commands' own default), since only the first command could set it.
+  """
+  import json  # pylint: disable=import-outside-toplevel
+  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  if devices is None:
+    devices = cpu_devices.default_cpu_device_count()
+  calls = [(script, [str(a) for a in argv]) for script, argv in calls]
+  proc = run_python(["-c", _RUN_MAINS, json.dumps(calls)], devices=devices,
+                    timeout=timeout)
+  last = proc.stdout.strip().splitlines()[-1]
+  assert last.startswith("RUN_MAINS "), proc.stdout[-2000:]
+  return [subprocess.CompletedProcess([script, *argv], r["returncode"],
+                                      r["stdout"], r["stderr"])
+          for (script, argv), r in zip(calls, json.loads(last[10:]))]

@@ -35,7 +35,7 @@ from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import rollout_policy as rp
 
-from helpers import ROOT, run_python
+from helpers import ROOT, run_mains, run_python
 from test_playout import gather_eyes, traced_playouts
 
 GAME = Go(size=9, superko=False)
@@ -477,26 +477,32 @@ def _quick_args(tmp_path):
 def test_rollout_policy_and_eval_commands(tmp_path):
   _need(PRO)
   out = tmp_path / "run"
-  proc = run_python(_quick_args(tmp_path))
-  result = proc.stdout.strip().splitlines()[-1]
+  args = _quick_args(tmp_path)
+  # The commands' `main`s, in one process (helpers.run_mains).
+  trained, evaluated, refused = run_mains([
+      (args[0], args[1:]),
+      (EVAL_POLICY, ["--data", PRO, "--rollout", out, "--cache",
+                     tmp_path / "cache", "--limit", "200"]),
+      # A policy-network checkpoint is no rollout policy.
+      (EVAL_POLICY, ["--data", PRO, "--rollout",
+                     os.path.join(ROOT, "checkpoints", "go9")])])
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=60 samples=3840 test_top1="), result
   saved = json.loads((out / "config.json").read_text())
   assert saved["kind"] == model_lib.KIND and saved["step"] == 60
   assert saved["dataset"]["limit"] == 300
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
-  proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout", str(out),
-                     "--cache", str(tmp_path / "cache"), "--limit", "200"])
-  lines = proc.stdout.strip().splitlines()
-  assert "split test, 200 positions" in proc.stdout
+  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+  lines = evaluated.stdout.strip().splitlines()
+  assert "split test, 200 positions" in evaluated.stdout
   assert any(line.startswith("top1: ") and "95% CI [" in line
              for line in lines)
   assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
       " positions=200")
-  # A policy-network checkpoint is no rollout policy.
-  proc = run_python([EVAL_POLICY, "--data", PRO, "--rollout",
-                     os.path.join(ROOT, "checkpoints", "go9")], check=False)
-  assert proc.returncode == 1 and "no rollout-policy weights" in proc.stderr
+  assert refused.returncode == 1
+  assert "no rollout-policy weights" in refused.stderr
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import supervised as sl
 
-from helpers import ROOT, run_python
+from helpers import ROOT, run_mains
 
 DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
     os.path.dirname(__file__), "..", "..", "shared", "data"))
@@ -216,34 +216,38 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   out = tmp_path / "run"
   args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
-  proc = run_python(args)
-  result = proc.stdout.strip().splitlines()[-1]
+  # The commands' `main`s, in one process (helpers.run_mains).
+  first, again, resumed, evaluated, refused = run_mains([
+      (args[0], args[1:]),
+      # A second start refuses to overwrite; --resume continues (here: done).
+      (args[0], args[1:]),
+      (args[0], args[1:] + ["--resume"]),
+      # eval_policy: the run's own data -> its test split; the RESULT line.
+      (EVAL_POLICY, ["--data", PRO, "--checkpoint", out, "--cache",
+                     tmp_path / "cache", "--limit", "200"]),
+      # An AlphaZero checkpoint is refused, by name.
+      (EVAL_POLICY, ["--data", PRO, "--checkpoint", GO9])])
+  assert first.returncode == 0, first.stderr[-3000:]
+  result = first.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=40 samples=1280 test_top1="), result
   saved = json.loads((out / "config.json").read_text())
   assert saved["config"]["model"]["num_layers"] == 3
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
-  # A second start refuses to overwrite; --resume continues (here: done).
-  proc = run_python(args, check=False)
-  assert proc.returncode != 0 and "--resume" in proc.stderr
-  proc = run_python(args + ["--resume"])
-  assert "resumed from step 40" in proc.stdout
-  assert proc.stdout.strip().splitlines()[-1].startswith("RESULT step=40 ")
-  # eval_policy: the run's own data -> its test split; the RESULT line.
-  proc = run_python([EVAL_POLICY, "--data", PRO, "--checkpoint", str(out),
-                     "--cache", str(tmp_path / "cache"), "--limit", "200"])
-  lines = proc.stdout.strip().splitlines()
-  assert "split test, 200 positions" in proc.stdout
+  assert again.returncode != 0 and "--resume" in again.stderr
+  assert resumed.returncode == 0, resumed.stderr[-3000:]
+  assert "resumed from step 40" in resumed.stdout
+  assert resumed.stdout.strip().splitlines()[-1].startswith("RESULT step=40 ")
+  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+  lines = evaluated.stdout.strip().splitlines()
+  assert "split test, 200 positions" in evaluated.stdout
   assert any(line.startswith("top1: ") and "95% CI [" in line
              for line in lines)
   assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
       " positions=200")
-  # An AlphaZero checkpoint is refused, by name.
-  proc = run_python([EVAL_POLICY, "--data", PRO, "--checkpoint", GO9],
-                    check=False)
-  assert proc.returncode == 1
-  assert "not a policy-network checkpoint" in proc.stderr
-  assert os.path.join(GO9, "checkpoints") in proc.stderr
+  assert refused.returncode == 1
+  assert "not a policy-network checkpoint" in refused.stderr
+  assert os.path.join(GO9, "checkpoints") in refused.stderr
 
 
 def _counter_state():
