@@ -28,6 +28,9 @@ COMMANDS = {
     "reproduce": ("alphago_jax.cli.reproduce",
                   "rerun a table of the README: mcts-vs-random, "
                   "tictactoe-perfect, go9-curve"),
+    "sweep": ("alphago_jax.cli.sweep",
+              "ablate AlphaGo's search parameters (presets lambda, c-puct, "
+              "or a grid) in a round robin and against GNU Go, with Elo"),
 }
 
 USAGE = """usage: alphago-jax COMMAND [ARGS...]   (alphago-jax COMMAND --help)
@@ -41,6 +44,7 @@ examples:
   alphago-jax arena --game tictactoe uct:100 random --games 100
   alphago-jax show --moves D4 E5 --output board.svg
   alphago-jax reproduce mcts-vs-random
+  alphago-jax sweep lambda --output runs/lambda
 """
 
 

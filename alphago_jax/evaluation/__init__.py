@@ -1,5 +1,10 @@
-"""Evaluation: a batched arena and the statistics to read it."""
+"""Evaluation: a batched arena, matches against GNU Go, parameter
+ablations, and the statistics to read them."""
 
+from alphago_jax.evaluation.ablation import (AblationConfig, Job, Pairing,
+                                            Summary, group_moves, plan,
+                                            play_job, run_ablation,
+                                            summarize, variant_agent)
 from alphago_jax.evaluation.arena import GameResults, Record, play, record
 from alphago_jax.evaluation.elo import (EloTable, elo_covariance,
                                         elo_difference, elo_from_score,
@@ -12,9 +17,11 @@ from alphago_jax.evaluation.match import MatchResult, match
 from alphago_jax.evaluation.stats import difference_interval, wilson_interval
 from alphago_jax.evaluation.tournament import round_robin
 
-__all__ = ["EloTable", "GameResults", "MatchResult", "Outcomes", "Record",
+__all__ = ["AblationConfig", "EloTable", "GameResults", "Job",
+           "MatchResult", "Outcomes", "Pairing", "Record", "Summary",
            "agent_match", "difference_interval", "elo_covariance",
            "elo_difference", "elo_from_score", "elo_interval",
            "elo_intervals", "elo_table", "expected_score", "fit_elo",
-           "gnugo_match", "match", "play", "record", "round_robin", "score",
-           "wilson_interval"]
+           "gnugo_match", "group_moves", "match", "plan", "play", "play_job",
+           "record", "round_robin", "run_ablation", "score", "summarize",
+           "variant_agent", "wilson_interval"]

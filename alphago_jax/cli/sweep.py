@@ -1,0 +1,177 @@
+"""`alphago-jax sweep`: an ablation of AlphaGo's search parameters on 9×9,
+a round robin of the variants and matches against GNU Go, with an Elo table
+anchored on GNU Go (`evaluation.ablation`).
+
+    alphago-jax sweep lambda --output runs/lambda
+    alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
+    alphago-jax sweep custom --grid c_puct=1,5 mixing=0,1 --output DIR
+    alphago-jax sweep --resume runs/lambda
+
+Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
+(c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
+`--grid FIELD=V1,V2,... [FIELD=...]` (the variants are every combination)
+over `AlphaGoParams` fields (c_puct, mixing, virtual_loss). Any other
+option overrides the preset. `--quick` is a smoke run (4 simulations, GNU
+Go level 1 only, one job of each kind, games cut at 12 plies).
+
+Writes `config.json`, `jobs/`, `results.csv`, `elo.csv`, `table.md` and
+`plot.png` into the output directory. A killed run continues where it
+stopped when the same command (or `--resume DIR`) is run again; finished
+jobs are never replayed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import List, Literal, Optional, Tuple
+
+import tyro
+
+EXAMPLES = """examples:
+  alphago-jax sweep lambda --output runs/lambda
+  alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
+  alphago-jax sweep custom --grid c_puct=1,5 --mixing 0 --output runs/x --quick
+  alphago-jax sweep --resume runs/lambda"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SweepArgs:
+  """An ablation of AlphaGo's search parameters against GNU Go.
+
+  Attributes:
+    preset: lambda, c-puct, or custom (with --grid).
+    output: the run directory (created; the same command resumes it).
+    resume: continue the run in this directory with its own config.json.
+    grid: FIELD=V1,V2,... over an AlphaGoParams field (c_puct, mixing,
+      virtual_loss); several for a grid over every combination.
+    quick: a smoke run (few games and simulations, GNU Go level 1 only,
+      short games).
+    simulations: simulations per move.
+    c_puct: c_puct on raw Q in [-1, 1] where not swept.
+    mixing: λ, the rollouts' weight in the leaf value, where not swept.
+    virtual_loss: n_vl where not swept (with --leaves-per-step > 1).
+    rollouts_per_leaf: playouts per leaf.
+    rollout_policy: random, heuristic or pattern.
+    leaves_per_step: leaves per step under virtual loss.
+    network: AlphaZero run directory or checkpoint name (prior and value).
+    komi: komi.
+    gnugo_levels: GNU Go levels to play (none: round robin only).
+    gnugo_games: games of each variant against each GNU Go level.
+    round_robin_games: games of each pair of variants.
+    chunk: games per colour per pair in one round-robin job.
+    max_moves: cut games after this many plies (scored as they stand).
+    random_opening_moves: random plies at the start of every game.
+    seed: seed of the search keys and GNU Go seeds.
+    max_jobs: stop after this many jobs (the run stays resumable).
+    plot: draw plot.png.
+  """
+  preset: tyro.conf.Positional[
+      Optional[Literal["lambda", "c-puct", "custom"]]] = None
+  output: Optional[str] = None
+  resume: Optional[str] = None
+  grid: Tuple[str, ...] = ()
+  quick: bool = False
+  simulations: Optional[int] = None
+  c_puct: Optional[float] = None
+  mixing: Optional[float] = None
+  virtual_loss: Optional[float] = None
+  rollouts_per_leaf: Optional[int] = None
+  rollout_policy: Optional[str] = None
+  leaves_per_step: Optional[int] = None
+  network: Optional[str] = None
+  komi: Optional[float] = None
+  gnugo_levels: Optional[Tuple[int, ...]] = None
+  gnugo_games: Optional[int] = None
+  round_robin_games: Optional[int] = None
+  chunk: Optional[int] = None
+  max_moves: Optional[int] = None
+  random_opening_moves: Optional[int] = None
+  seed: Optional[int] = None
+  max_jobs: Optional[int] = None
+  plot: bool = True
+
+
+# Options that are AblationConfig fields under another name.
+_RENAMED = {"simulations": "num_simulations"}
+_NOT_CONFIG = ("preset", "output", "resume", "grid", "quick", "max_jobs",
+               "plot")
+
+
+def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
+  """`("c_puct=1,5", ...)` -> `(("c_puct", (1.0, 5.0)), ...)`."""
+  out = []
+  for item in items:
+    name, sep, values = item.partition("=")
+    if not sep or not name or not values:
+      raise ValueError(f"--grid {item!r}: expected FIELD=V1,V2,...")
+    try:
+      parsed = tuple(float(v) for v in values.split(","))
+    except ValueError:
+      raise ValueError(f"--grid {item!r}: values must be numbers") from None
+    out.append((name.strip(), parsed))
+  return tuple(out)
+
+
+def build_config(args: SweepArgs):
+  """`(stage, AblationConfig)` from the command line."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.evaluation import ablation
+  overrides = {_RENAMED.get(f.name, f.name): getattr(args, f.name)
+               for f in dataclasses.fields(args)
+               if f.name not in _NOT_CONFIG
+               and getattr(args, f.name) is not None}
+  if args.grid:
+    overrides["grid"] = parse_grid(args.grid)
+  stage = args.preset
+  if stage == "custom":
+    if not args.grid:
+      raise ValueError("custom needs --grid FIELD=V1,V2,...")
+    return stage, ablation.custom(quick=args.quick, **overrides)
+  return stage, ablation.preset(stage, quick=args.quick, **overrides)
+
+
+def main(argv: List[str]) -> int:
+  args = tyro.cli(SweepArgs, args=argv, prog="alphago-jax sweep",
+                  description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.evaluation import ablation
+  from alphago_jax.gtp import find_gnugo
+  try:
+    if args.resume is not None:
+      if args.preset is not None or args.output is not None:
+        raise ValueError("--resume DIR takes no preset and no --output")
+      stage, config = ablation.read_config(args.resume)
+      output = args.resume
+    else:
+      if args.preset is None:
+        raise ValueError("give a preset (lambda, c-puct, custom) and "
+                         "--output, or --resume DIR")
+      if args.output is None:
+        raise ValueError("--output is required")
+      stage, config = build_config(args)
+      output = args.output
+    if args.max_jobs is not None and args.max_jobs < 0:
+      raise ValueError(f"--max-jobs must be >= 0, got {args.max_jobs}")
+    if config.gnugo_levels and find_gnugo() is None:
+      raise ValueError("GNU Go is not installed (apt-get install gnugo), "
+                       "or run the round robin alone: --gnugo-levels")
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  print(f"sweep {stage}: {config.num_variants} variants "
+        f"({', '.join(config.variant_names())}), "
+        f"{ablation.games_planned(config)} games -> {output}", flush=True)
+  try:
+    summary = ablation.run_ablation(
+        config, output, stage=stage, max_jobs=args.max_jobs,
+        plot=args.plot, log=lambda line: print(line, flush=True))
+  except (ValueError, FileNotFoundError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  print(ablation.table_markdown(summary))
+  state = "done" if summary.complete else "unfinished (run again to resume)"
+  print(f"{summary.games_played}/{summary.games_planned} games, {state}; "
+        f"results in {os.path.join(output, 'table.md')}")
+  return 0

@@ -1,0 +1,1029 @@
+"""Ablations of AlphaGo's search parameters on Go, anchored on GNU Go.
+
+An ablation is a list of variants of `search.alphago_search`, each a value
+of its traced `AlphaGoParams` (a grid over one field or several: λ is
+`mixing`, then `c_puct`, `virtual_loss`), every other setting shared. The
+variants play
+
+* a round robin among themselves, and
+* a match against GNU Go at each given level (`gtp.GnuGoPlayer`: Chinese
+  rules, positional superko like our engine, `--capture-all-dead`),
+
+colours alternated, every move checked by our engine (`gnugo_match`),
+optionally after a few random opening plies so that deterministic players
+do not replay one game. Games are scored Tromp-Taylor by our engine; where
+both sides passed, GNU Go's `final_score` is asked as well and the agreement
+counted (GNU Go judges dead stones, Tromp-Taylor counts every stone on the
+board, so the two can differ). One Elo table is fitted over all games
+(`elo.fit_elo`, one virtual draw per pair that played, so that a winless
+player keeps a finite rating), anchored on the lowest GNU Go level (level 1
+= 0 by default), with 95% intervals from the fit's covariance.
+
+Q is AlphaGo's raw mean value in [-1, 1] (`search.alphago`), so c_puct is on
+the paper's scale, not on mctx's normalised Q.
+
+**One program.** The games of a call are K groups of G, group k searched
+with the k-th of K stacked parameter values, one value after another with
+`lax.map` inside one compiled program (`variant_agent`). Not `vmap`: a
+traced λ picks the leaf evaluator with `lax.cond`, which vmap turns into a
+select that runs the value network and the rollouts, each in more than one
+branch, for every value. The agents are `jax.tree_util.Partial`s over the
+network weights and the K values, so every match, any values on either
+side, reuses the search compiled for its shape (`gnugo_match`).
+
+**Jobs.** Games run in jobs of one batch each: a round-robin job plays
+`chunk` games per colour of every pair (K = P(P − 1)/2 groups), a GNU Go
+job `groups_per_variant` × `chunk` per colour of every variant at one level
+(K = P × groups_per_variant). With P odd, groups_per_variant = (P − 1)/2,
+so both kinds have the same shape and the whole ablation compiles once.
+
+**Run directory.** `config.json` (the `AblationConfig`, version and
+commit), `jobs/<job>.json` (one per finished job: its games, written
+atomically when the job ends) and, rewritten from the finished jobs after
+each one, `results.csv` (one row per pairing), `elo.csv`, `table.md` and
+`plot.png`. A job's key and GNU Go seeds derive from the seed, its level and
+its index alone, so a killed run restarted with the same config replays the
+unfinished job from its start and plays exactly the games of an
+uninterrupted run, none counted twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import io
+import itertools
+import json
+import math
+import os
+import resource
+import time
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
+                    Sequence, Tuple)
+
+import chex
+import jax
+import numpy as np
+
+from alphago_jax.evaluation import elo as elo_lib
+from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
+from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.search import alphago
+from alphago_jax.search import sweep as sweep_lib
+
+PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
+# Readable names of the parameters, for tables and plots.
+SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl"}
+JOBS_DIR = "jobs"
+OUTPUTS = ("results.csv", "elo.csv", "table.md", "plot.png")
+GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
+
+
+def _int(name, value, low, high=None):
+  if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+      high is not None and value > high):
+    bound = f">= {low}" if high is None else f"from {low} to {high}"
+    raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+
+
+def gnugo_name(level: int) -> str:
+  return f"gnugo-{level}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AblationConfig:
+  """Everything that decides an ablation's games.
+
+  Attributes:
+    grid: `((field, (value, ...)), ...)`: the variants are every combination
+      (first field slowest) of these `AlphaGoParams` fields.
+    c_puct, mixing, virtual_loss: the parameters not in `grid`.
+    num_simulations: simulations per move.
+    rollouts_per_leaf: playouts averaged into z at each leaf.
+    rollout_policy: playout policy by name ("random", "heuristic",
+      "pattern", or one registered with `go_playout.register_policy`).
+    leaves_per_step: K leaves per step under virtual loss (1: none).
+    network: an AlphaZero run directory (its policy head is the prior, its
+      value head v), as a path or a name under `gtp.checkpoints_root()`.
+    komi: komi; the board size is the network's.
+    gnugo_levels: GNU Go levels each variant plays (may be empty).
+    gnugo_games: games of each variant against each level (both colours).
+    round_robin_games: games of each pair of variants (0: no round robin).
+    chunk: games per colour of one pair in one round-robin job; one GNU Go
+      job plays `groups_per_variant` × chunk per colour for each variant.
+    max_moves: stop a game after this many plies and score the board as it
+      stands; None plays to two passes or the game's move cap.
+    random_opening_moves: plies played uniformly at random first.
+    seed: the keys of the search and the GNU Go seeds derive from it.
+  """
+  grid: Tuple[Tuple[str, Tuple[float, ...]], ...]
+  c_puct: float = 5.0
+  mixing: float = 0.5
+  virtual_loss: float = 3.0
+  num_simulations: int = 64
+  rollouts_per_leaf: int = 1
+  rollout_policy: str = "random"
+  leaves_per_step: int = 1
+  network: str = "go9"
+  komi: float = 7.5
+  gnugo_levels: Tuple[int, ...] = (1, 10)
+  gnugo_games: int = 100
+  round_robin_games: int = 20
+  chunk: int = 5
+  max_moves: Optional[int] = None
+  random_opening_moves: int = 2
+  seed: int = 0
+
+  def __post_init__(self):
+    if not isinstance(self.grid, (tuple, list)) or not self.grid:
+      raise ValueError(f"grid must name at least one parameter, got "
+                       f"{self.grid!r}")
+    grid = []
+    for item in self.grid:
+      if not isinstance(item, (tuple, list)) or len(item) != 2:
+        raise ValueError(f"grid: each entry must be (field, values), got "
+                         f"{item!r}")
+      name, values = item
+      if name not in PARAMETERS:
+        raise ValueError(f"grid: AlphaGoParams has no field {name!r}; "
+                         f"fields: {', '.join(PARAMETERS)}")
+      if name in (n for n, _ in grid):
+        raise ValueError(f"grid: {name!r} is given twice")
+      if not isinstance(values, (tuple, list)) or not values:
+        raise ValueError(f"grid: no values given for {name!r}")
+      for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+            not math.isfinite(v)):
+          raise ValueError(f"grid: {name} values must be finite numbers, "
+                           f"got {v!r}")
+      values = tuple(float(v) for v in values)
+      if len(set(values)) != len(values):
+        raise ValueError(f"grid: {name} has a repeated value: {values}")
+      grid.append((name, values))
+    object.__setattr__(self, "grid", tuple(grid))
+    alphago.AlphaGoSearchConfig(num_simulations=self.num_simulations,
+                                c_puct=self.c_puct, mixing=self.mixing,
+                                virtual_loss=self.virtual_loss,
+                                use_value=True, use_rollouts=True)
+    self.values()  # Checks every grid value's range (naming the field).
+    self.static()
+    if not isinstance(self.network, str) or not self.network:
+      raise ValueError(f"network must be a directory or a name, got "
+                       f"{self.network!r}")
+    if isinstance(self.komi, bool) or not isinstance(
+        self.komi, (int, float)) or not math.isfinite(self.komi):
+      raise ValueError(f"komi must be a finite number, got {self.komi!r}")
+    if not isinstance(self.gnugo_levels, (tuple, list)):
+      raise ValueError(f"gnugo_levels must be a list of levels, got "
+                       f"{self.gnugo_levels!r}")
+    for level in self.gnugo_levels:
+      _int("gnugo_levels", level, 0, 10)
+    if len(set(self.gnugo_levels)) != len(self.gnugo_levels):
+      raise ValueError(f"gnugo_levels has a repeated level: "
+                       f"{self.gnugo_levels}")
+    object.__setattr__(self, "gnugo_levels", tuple(self.gnugo_levels))
+    _int("chunk", self.chunk, 1)
+    _int("gnugo_games", self.gnugo_games, 0)
+    _int("round_robin_games", self.round_robin_games, 0)
+    per_job = 2 * self.groups_per_variant * self.chunk
+    if self.gnugo_levels and (self.gnugo_games == 0
+                              or self.gnugo_games % per_job):
+      raise ValueError(
+          f"gnugo_games={self.gnugo_games} must be a positive multiple of "
+          f"{per_job} (2 colours x {self.groups_per_variant} groups per "
+          f"variant x chunk={self.chunk})")
+    if self.round_robin_games % (2 * self.chunk):
+      raise ValueError(
+          f"round_robin_games={self.round_robin_games} must be a multiple "
+          f"of {2 * self.chunk} (2 colours x chunk={self.chunk})")
+    if self.round_robin_games and self.num_variants < 2:
+      raise ValueError("round_robin_games > 0 needs at least 2 variants "
+                       "in the grid")
+    if not self.gnugo_levels and not self.round_robin_games:
+      raise ValueError("nothing to play: give gnugo_levels or "
+                       "round_robin_games > 0")
+    if self.max_moves is not None:
+      _int("max_moves", self.max_moves, 1)
+    _int("random_opening_moves", self.random_opening_moves, 0)
+    _int("seed", self.seed, 0)
+
+  # -- Variants --------------------------------------------------------------
+
+  def base_params(self) -> alphago.AlphaGoParams:
+    return alphago.AlphaGoSearchConfig(
+        num_simulations=self.num_simulations, c_puct=self.c_puct,
+        mixing=self.mixing, virtual_loss=self.virtual_loss,
+        use_value=True, use_rollouts=True).params()
+
+  def values(self) -> Tuple[alphago.AlphaGoParams, List[Dict[str, float]]]:
+    """`(params [P], labels)`: the variants' stacked parameters and, per
+    variant, `{field: value}` of the fields in the grid."""
+    return sweep_lib.grid(self.base_params(), dict(self.grid))
+
+  @property
+  def num_variants(self) -> int:
+    return math.prod(len(v) for _, v in self.grid)
+
+  def variant_names(self) -> List[str]:
+    """`"mixing=0.25"`, `"c_puct=1,mixing=0.5"`, ...: one per variant."""
+    return [",".join(f"{k}={v:g}" for k, v in label.items())
+            for label in self.values()[1]]
+
+  def static(self) -> alphago.AlphaGoStatic:
+    """The compiled part: the value network only if some variant has
+    λ < 1, rollouts only if some has λ > 0."""
+    lam = np.asarray(self.values()[0].mixing)
+    return alphago.AlphaGoStatic(
+        num_simulations=self.num_simulations,
+        use_value=bool(np.any(lam < 1)), use_rollouts=bool(np.any(lam > 0)),
+        rollouts_per_leaf=self.rollouts_per_leaf,
+        rollout_policy=self.rollout_policy,
+        leaves_per_step=self.leaves_per_step)
+
+  @property
+  def groups_per_variant(self) -> int:
+    """Groups of `chunk` games per colour each variant plays in one GNU Go
+    job: (P − 1)/2, so that a GNU Go job has as many groups as the round
+    robin has pairs."""
+    return max(1, (self.num_variants - 1) // 2)
+
+  def pairs(self) -> List[Tuple[int, int]]:
+    return list(itertools.combinations(range(self.num_variants), 2))
+
+  def anchor(self) -> str:
+    """The player rated 0: the lowest GNU Go level, else the first
+    variant."""
+    if self.gnugo_levels:
+      return gnugo_name(min(self.gnugo_levels))
+    return self.variant_names()[0]
+
+  def players(self) -> List[str]:
+    """Variants, then GNU Go levels (ascending)."""
+    return self.variant_names() + [gnugo_name(l)
+                                   for l in sorted(self.gnugo_levels)]
+
+
+# -- The search of many variants in one program ---------------------------------
+
+def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
+                variables, params: alphago.AlphaGoParams,
+                states, key: chex.PRNGKey) -> chex.Array:
+  """Moves of AlphaGo's search for K groups of games, group k searched with
+  the k-th parameter value.
+
+  Args:
+    game, policy_fn, value_fn, static: as `alphago_search`.
+    variables: network weights, used for the prior and for v.
+    params: `AlphaGoParams` stacked `[K]`.
+    states: `[K * G]`, group k's games at `[k * G, (k + 1) * G)`.
+    key: PRNG key.
+
+  Returns:
+    int32 `[K * G]`.
+  """
+  k = params.mixing.shape[0]
+  n = states.current_player.shape[0]
+  if n % k:
+    raise ValueError(f"group_moves: {n} games do not split into {k} equal "
+                     f"groups")
+  grouped = jax.tree.map(lambda x: x.reshape((k, n // k) + x.shape[1:]),
+                         states)
+
+  def one(args):
+    p, s, group_key = args
+    return alphago.alphago_search(
+        game, policy_fn, value_fn, (variables, variables), group_key, s,
+        config=static, params=p).action
+  # lax.map, not vmap: see the module docstring.
+  actions = jax.lax.map(one, (params, grouped, jax.random.split(key, k)))
+  return actions.reshape(n)
+
+
+@functools.lru_cache(maxsize=None)
+def _group_fn(game, policy_fn, value_fn, static):
+  # One function object per search, so that every Partial over it shares
+  # one compiled program.
+  return functools.partial(group_moves, game, policy_fn, value_fn, static)
+
+
+def variant_agent(game, policy_fn, value_fn, static, variables,
+                  params: alphago.AlphaGoParams) -> jax.tree_util.Partial:
+  """An `Agent` playing K variants on K equal groups of its games
+  (`group_moves`); the weights and values are arguments of its compiled
+  program, so any values of the same K share it."""
+  chex.assert_rank(params.mixing, 1)
+  return jax.tree_util.Partial(_group_fn(game, policy_fn, value_fn, static),
+                               variables, params)
+
+
+@dataclasses.dataclass(frozen=True)
+class Network:
+  """A loaded AlphaZero network as AlphaGo's prior and value."""
+  name: str
+  game: Any
+  policy_fn: Any
+  value_fn: Any
+  variables: Any
+
+
+@functools.lru_cache(maxsize=4)
+def load_network(network: str, komi: float) -> Network:
+  """The network of `network` (a run directory, or a name under
+  `gtp.checkpoints_root()`), its game with `komi`."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.gtp.presets import checkpoints_root, load_alphazero_network
+  directory = network if os.path.isdir(network) else os.path.join(
+      checkpoints_root(), network)
+  if not os.path.isdir(directory):
+    raise FileNotFoundError(f"ablation: network {network!r} is neither a "
+                            f"directory nor under {checkpoints_root()}")
+  game, evaluate, variables, iteration = load_alphazero_network(directory)
+  game = dataclasses.replace(game, komi=float(komi))
+  policy_fn, value_fn = alphago.split_evaluate(game, evaluate)
+  name = f"{os.path.basename(os.path.normpath(directory))}@{iteration}"
+  return Network(name=name, game=game, policy_fn=policy_fn,
+                 value_fn=value_fn, variables=variables)
+
+
+# -- Jobs -----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+  """One batch of games.
+
+  Attributes:
+    name: `rr-007`, `gnugo10-003`: also its file name.
+    level: the GNU Go level; None for a round-robin job.
+    index: the job's number among those of its kind.
+    sides: per group, `(variant, opponent)`: the opponent's variant index,
+      or -1 for GNU Go.
+  """
+  name: str
+  level: Optional[int]
+  index: int
+  sides: Tuple[Tuple[int, int], ...]
+
+  def key(self, seed: int) -> chex.PRNGKey:
+    kind = 0 if self.level is None else 1 + self.level
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), kind),
+                              self.index)
+
+  def gnugo_seed(self, seed: int) -> int:
+    """GNU Go's seed of the job's first game (game i: this + i)."""
+    level = 99 if self.level is None else self.level
+    state = np.random.SeedSequence([seed, level, self.index]).generate_state(1)
+    return int(state[0] % (1 << 30))
+
+
+def plan(config: AblationConfig) -> List[Job]:
+  """Every job of the ablation, interleaved (round robin, then each level,
+  job by job) so that a partial run covers every pairing."""
+  p = config.num_variants
+  rr_sides = tuple((a, b) for a, b in config.pairs())
+  gnugo_sides = tuple((v, -1) for v in range(p)
+                      for _ in range(config.groups_per_variant))
+  kinds = []
+  if config.round_robin_games:
+    kinds.append((None, rr_sides,
+                  config.round_robin_games // (2 * config.chunk)))
+  per_job = 2 * config.groups_per_variant * config.chunk
+  for level in config.gnugo_levels:
+    kinds.append((level, gnugo_sides, config.gnugo_games // per_job))
+  jobs = []
+  for index in range(max(n for _, _, n in kinds)):
+    for level, sides, n in kinds:
+      if index < n:
+        name = (f"rr-{index:03d}" if level is None
+                else f"gnugo{level}-{index:03d}")
+        jobs.append(Job(name=name, level=level, index=index, sides=sides))
+  return jobs
+
+
+def _children_cpu() -> float:
+  usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return usage.ru_utime + usage.ru_stime
+
+
+def play_job(config: AblationConfig, job: Job,
+             network: Optional[Network] = None) -> Dict[str, Any]:
+  """Plays one job; returns its record (what `jobs/<name>.json` holds):
+  the network's name, wall and CPU seconds, and per game the players,
+  `black_result` (+1 Black won, -1 White won, 0 draw), Tromp-Taylor
+  `score`, GNU Go's `gnugo_score` (None unless both passed), `plies`,
+  `capped`, `resigned` and the moves as GTP vertices."""
+  if network is None:
+    network = load_network(config.network, config.komi)
+  game = network.game
+  static = config.static()
+  params, _ = config.values()
+  names = config.variant_names()
+  pick = lambda idx: jax.tree.map(lambda x: x[np.asarray(idx)], params)
+  agent = variant_agent(game, network.policy_fn, network.value_fn, static,
+                        network.variables, pick([a for a, _ in job.sides]))
+  per_colour = len(job.sides) * config.chunk
+  start, cpu, children = time.perf_counter(), time.process_time(), (
+      _children_cpu())
+  if job.level is None:
+    opponent = variant_agent(game, network.policy_fn, network.value_fn,
+                             static, network.variables,
+                             pick([b for _, b in job.sides]))
+    out = agent_match(game, agent, opponent, job.key(config.seed),
+                      games_per_colour=per_colour, max_moves=config.max_moves,
+                      random_opening_moves=config.random_opening_moves)
+  else:
+    out = gnugo_match(game, agent, job.key(config.seed), level=job.level,
+                      games_per_colour=per_colour,
+                      max_moves=config.max_moves,
+                      seed=job.gnugo_seed(config.seed),
+                      random_opening_moves=config.random_opening_moves,
+                      final_scores=True)
+  seconds = time.perf_counter() - start
+  games = []
+  for i in range(2 * per_colour):
+    a, b = job.sides[(i % per_colour) // config.chunk]
+    ours = names[a]
+    theirs = gnugo_name(job.level) if b < 0 else names[b]
+    ours_black = i < per_colour
+    result = float(out.returns[i]) * (1 if ours_black else -1)
+    gnugo = (None if out.gnugo_score is None
+             or not np.isfinite(out.gnugo_score[i])
+             else float(out.gnugo_score[i]))
+    moves = [int(m) for m in out.moves[i] if m >= 0]
+    games.append({
+        "black": ours if ours_black else theirs,
+        "white": theirs if ours_black else ours,
+        "black_result": int(np.sign(result)),
+        "score": float(out.score[i]), "gnugo_score": gnugo,
+        "plies": int(out.lengths[i]), "capped": bool(out.capped[i]),
+        "resigned": bool(out.resigned[i]),
+        "moves": " ".join(game.action_to_vertex(m) for m in moves)})
+  return {"job": job.name, "network": network.name,
+          "board_size": int(game.size), "seconds": seconds,
+          "cpu_seconds": time.process_time() - cpu,
+          "gnugo_cpu_seconds": _children_cpu() - children, "games": games}
+
+
+# -- Results --------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Pairing:
+  """One pairing's games, from `player`'s side.
+
+  Attributes:
+    player, opponent: names (a variant first; in the round robin the
+      variant listed first).
+    wins, draws, losses: `player`'s results.
+    black_games, black_wins: those with `player` as Black.
+    both_passed: games both sides passed out (scored by both engines).
+    scores_agree: of those, GNU Go's `final_score` equal to Tromp-Taylor
+      (against GNU Go only; 0 in the round robin).
+    capped: games stopped by `max_moves`.
+  """
+  player: str
+  opponent: str
+  wins: int = 0
+  draws: int = 0
+  losses: int = 0
+  black_games: int = 0
+  black_wins: int = 0
+  both_passed: int = 0
+  scores_agree: int = 0
+  capped: int = 0
+
+  @property
+  def games(self) -> int:
+    return self.wins + self.draws + self.losses
+
+  @property
+  def points(self) -> float:
+    return self.wins + 0.5 * self.draws
+
+  def win_rate(self) -> float:
+    return self.wins / self.games
+
+  def interval(self) -> Tuple[float, float]:
+    """95% Wilson interval of the win rate."""
+    return wilson_interval(self.wins, self.games)
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+  """An ablation's results so far.
+
+  Attributes:
+    config: the ablation.
+    labels: per variant, `{field: value}`.
+    pairings: in `config.players()` order, variant pairings first.
+    ratings: player -> (Elo, low, high), 95%, anchor at 0; empty before
+      any game.
+    games_played, games_planned: totals.
+    distinct_games: games whose move sequence no other game repeats
+      within its pairing and colours, plus one per repeated sequence.
+    cost: kind ("round robin", "gnugo-L") -> (games, wall seconds, our CPU
+      seconds, GNU Go CPU seconds).
+    network: the network's name.
+    board_size: the board's size (0 before any game).
+    anchor: the player rated 0: `config.anchor()`, or before it has played,
+      the first variant that has.
+  """
+  config: AblationConfig
+  labels: List[Dict[str, float]]
+  pairings: List[Pairing]
+  ratings: Dict[str, Tuple[float, float, float]]
+  games_played: int
+  games_planned: int
+  distinct_games: int
+  cost: Dict[str, Tuple[int, float, float, float]]
+  network: str
+  board_size: int
+  anchor: str
+
+  @property
+  def complete(self) -> bool:
+    return self.games_played == self.games_planned
+
+  def pairing(self, player: str, opponent: str) -> Optional[Pairing]:
+    for p in self.pairings:
+      if (p.player, p.opponent) == (player, opponent):
+        return p
+    return None
+
+
+def games_planned(config: AblationConfig) -> int:
+  return sum(2 * len(j.sides) * config.chunk for j in plan(config))
+
+
+def summarize(config: AblationConfig, records: Iterable[Mapping[str, Any]],
+              *, prior_draws: float = 1.0) -> Summary:
+  """Pairings, Elo and checks from finished jobs' records."""
+  players = config.players()
+  order = {n: i for i, n in enumerate(players)}
+  counts: Dict[Tuple[str, str], Dict[str, int]] = {}
+  sequences: Dict[Tuple[str, str], List[str]] = {}
+  cost: Dict[str, List[float]] = {}
+  played = 0
+  network, board_size = "", 0
+  for record in records:
+    network, board_size = record["network"], record["board_size"]
+    kind = None
+    for g in record["games"]:
+      black, white = g["black"], g["white"]
+      for name in (black, white):
+        if name not in order:
+          raise ValueError(f"ablation: job {record['job']} has a player "
+                           f"{name!r} that this config does not have")
+      player, opponent = sorted((black, white), key=order.get)
+      c = counts.setdefault((player, opponent), dict.fromkeys(
+          ("wins", "draws", "losses", "black_games", "black_wins",
+           "both_passed", "scores_agree", "capped"), 0))
+      result = g["black_result"] * (1 if player == black else -1)
+      c["wins" if result > 0 else "losses" if result < 0 else "draws"] += 1
+      if player == black:
+        c["black_games"] += 1
+        c["black_wins"] += int(result > 0)
+      if g["gnugo_score"] is not None:
+        c["both_passed"] += 1
+        c["scores_agree"] += int(abs(g["gnugo_score"] - g["score"]) < 1e-6)
+      c["capped"] += int(g["capped"])
+      sequences.setdefault((black, white), []).append(g["moves"])
+      played += 1
+      kind = "round robin" if opponent in config.variant_names() else opponent
+    if kind is not None:
+      totals = cost.setdefault(kind, [0, 0.0, 0.0, 0.0])
+      totals[0] += len(record["games"])
+      totals[1] += record["seconds"]
+      totals[2] += record["cpu_seconds"]
+      totals[3] += record["gnugo_cpu_seconds"]
+  pairings = [Pairing(player=p, opponent=o, **counts[(p, o)])
+              for p, o in sorted(counts, key=lambda k: (order[k[0]],
+                                                        order[k[1]]))]
+  ratings: Dict[str, Tuple[float, float, float]] = {}
+  anchor = config.anchor()
+  active = {n for p in pairings for n in (p.player, p.opponent)}
+  if pairings and anchor not in active:
+    anchor = next(n for n in players if n in active)
+  if pairings:
+    names = [anchor] + [n for n in players if n != anchor]
+    index = {n: i for i, n in enumerate(names)}
+    k = len(names)
+    points, games = np.zeros((k, k)), np.zeros((k, k))
+    for p in pairings:
+      i, j = index[p.player], index[p.opponent]
+      points[i, j] += p.points
+      points[j, i] += p.games - p.points
+      games[i, j] += p.games
+      games[j, i] += p.games
+    table = elo_lib.elo_table(names, points, games, prior_draws=prior_draws)
+    intervals = elo_lib.elo_intervals(table.ratings, games,
+                                      prior_draws=prior_draws)
+    for n, r, (lo, hi) in zip(names, table.ratings, intervals):
+      if n in active:
+        ratings[n] = (float(r), lo, hi)
+  distinct = sum(len(set(s)) for s in sequences.values())
+  return Summary(config=config, labels=config.values()[1],
+                 pairings=pairings, ratings=ratings, games_played=played,
+                 games_planned=games_planned(config),
+                 distinct_games=distinct,
+                 cost={k: tuple(v) for k, v in cost.items()},
+                 network=network, board_size=board_size, anchor=anchor)
+
+
+# -- Output files ---------------------------------------------------------------
+
+def write_atomic(path: str, data) -> None:
+  """Writes `data` (str or bytes) to a temporary file, fsyncs it and
+  renames it over `path`."""
+  tmp = f"{path}.tmp.{os.getpid()}"
+  with open(tmp, "wb") as f:
+    f.write(data.encode("utf-8") if isinstance(data, str) else data)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+  return f"{x:.{digits}f}"
+
+
+def results_csv(summary: Summary) -> str:
+  """One row per pairing."""
+  out = io.StringIO()
+  w = csv.writer(out, lineterminator="\n")
+  w.writerow(["player", "opponent", "games", "wins", "draws", "losses",
+              "win_rate", "win_rate_low", "win_rate_high", "black_games",
+              "black_wins", "both_passed", "scores_agree", "capped"])
+  for p in summary.pairings:
+    lo, hi = p.interval()
+    w.writerow([p.player, p.opponent, p.games, p.wins, p.draws, p.losses,
+                _fmt(p.win_rate(), 4), _fmt(lo, 4), _fmt(hi, 4),
+                p.black_games, p.black_wins, p.both_passed, p.scores_agree,
+                p.capped])
+  return out.getvalue()
+
+
+def _player_games(summary: Summary, name: str) -> Tuple[int, float]:
+  games = sum(p.games for p in summary.pairings if name in (p.player,
+                                                           p.opponent))
+  points = sum(p.points if p.player == name else p.games - p.points
+               for p in summary.pairings if name in (p.player, p.opponent))
+  return games, points
+
+
+def elo_csv(summary: Summary) -> str:
+  """One row per player: Elo with its 95% interval, games, score and the
+  variant's parameter values (empty for GNU Go)."""
+  out = io.StringIO()
+  w = csv.writer(out, lineterminator="\n")
+  fields = [n for n, _ in summary.config.grid]
+  w.writerow(["player", "elo", "elo_low", "elo_high", "games", "score"]
+             + fields)
+  labels = dict(zip(summary.config.variant_names(), summary.labels))
+  for name in summary.config.players():
+    if name not in summary.ratings:
+      continue
+    r, lo, hi = summary.ratings[name]
+    games, points = _player_games(summary, name)
+    label = labels.get(name, {})
+    w.writerow([name, _fmt(r, 1), _fmt(lo, 1), _fmt(hi, 1), games,
+                _fmt(points / games, 4)]
+               + [f"{label[f]:g}" if f in label else "" for f in fields])
+  return out.getvalue()
+
+
+def _display(summary: Summary, name: str) -> str:
+  """`λ=0.25`, `GNU Go 10`: a player's name for people."""
+  if name.startswith("gnugo-"):
+    return f"GNU Go {name[len('gnugo-'):]}"
+  return name.replace("mixing=", "λ=").replace("virtual_loss=", "n_vl=")
+
+
+def _rate_cell(p: Optional[Pairing]) -> str:
+  if p is None:
+    return "–"
+  lo, hi = p.interval()
+  return (f"{p.wins}-{p.draws}-{p.losses} | {100 * p.win_rate():.0f}% "
+          f"[{100 * lo:.0f}, {100 * hi:.0f}]")
+
+
+def table_markdown(summary: Summary) -> str:
+  """The whole result for people: settings, pairings, Elo, checks, cost."""
+  c = summary.config
+  swept = ", ".join(f"{SYMBOLS[n]} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}"
+                    for n, vs in c.grid)
+  fixed = [f"{SYMBOLS[n]} = {getattr(c, n):g}" for n in PARAMETERS
+           if n not in dict(c.grid)
+           and (n != "virtual_loss" or c.leaves_per_step > 1)]
+  static = c.static()
+  leaf = []
+  if static.use_value:
+    leaf.append("value head v")
+  if static.use_rollouts:
+    leaf.append(f"{c.rollouts_per_leaf} {c.rollout_policy} rollout"
+                f"{'s' if c.rollouts_per_leaf > 1 else ''} per leaf")
+  lines = [
+      f"# Ablation of AlphaGo's search: {swept}", "",
+      f"- Search: {c.num_simulations} simulations per move, PUCT on raw Q "
+      f"in [−1, 1] (AlphaGo's scale, not mctx's normalised Q), "
+      f"{'; '.join(fixed) or 'nothing else fixed'}; "
+      f"{c.leaves_per_step} leaf per step"
+      f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
+      f"{' and '.join(leaf)}.",
+      f"- Network: {summary.network or c.network} (policy head = prior, "
+      f"value head = v).",
+      f"- Games: {summary.board_size}×{summary.board_size} Go, "
+      f"komi {c.komi:g}, positional superko, Tromp-Taylor scoring by our "
+      f"engine, colours alternated, {c.random_opening_moves} random "
+      f"opening plies, "
+      + (f"stopped after {c.max_moves} plies and scored as they stand"
+         if c.max_moves else "played to two passes") + "; GNU Go levels "
+      f"{', '.join(map(str, c.gnugo_levels)) or 'none'} ({GNUGO_FLAGS}); "
+      f"seed {c.seed}.",
+      f"- Played: {summary.games_played} of {summary.games_planned} games"
+      + ("." if summary.complete else " (run unfinished)."), ""]
+  names = c.variant_names()
+  if c.gnugo_levels:
+    levels = sorted(c.gnugo_levels)
+    lines += ["## Against GNU Go", "",
+              "| variant | " + " | ".join(
+                  f"GNU Go {l}: W-D-L | win rate [95% CI]" for l in levels)
+              + " |", "|---|" + "---|---|" * len(levels)]
+    for n in names:
+      lines.append(f"| {_display(summary, n)} | " + " | ".join(
+          _rate_cell(summary.pairing(n, gnugo_name(l))) for l in levels)
+          + " |")
+    lines.append("")
+  rr = [p for p in summary.pairings if p.opponent in names]
+  if rr:
+    lines += ["## Round robin", "",
+              "| player | opponent | W-D-L | win rate [95% CI] |",
+              "|---|---|---|---|"]
+    lines += [f"| {_display(summary, p.player)} | "
+              f"{_display(summary, p.opponent)} | {_rate_cell(p)} |"
+              for p in rr]
+    lines.append("")
+  if summary.ratings:
+    lines += [f"## Elo (anchor: {_display(summary, summary.anchor)} = 0; one "
+              f"fitted table over all games, one virtual draw per pair that "
+              f"played)", "",
+              "| player | Elo [95% CI] | games | score |", "|---|---|---|---|"]
+    ranked = sorted(summary.ratings.items(), key=lambda kv: -kv[1][0])
+    for name, (r, lo, hi) in ranked:
+      games, points = _player_games(summary, name)
+      lines.append(f"| {_display(summary, name)} | {r:+.0f} [{lo:+.0f}, "
+                   f"{hi:+.0f}] | {games} | {100 * points / games:.1f}% |")
+    lines.append("")
+  vs_gnugo = [p for p in summary.pairings if p.opponent not in names]
+  passed = sum(p.both_passed for p in vs_gnugo)
+  agree = sum(p.scores_agree for p in vs_gnugo)
+  capped = sum(p.capped for p in summary.pairings)
+  lines += ["## Checks", "",
+            f"- Every move was checked legal by our engine (an illegal one "
+            f"stops the run); GNU Go's board equalled ours at the end of "
+            f"every game.",
+            f"- Games against GNU Go that both sides passed out: {passed}; "
+            f"GNU Go's `final_score` equal to our Tromp-Taylor score in "
+            f"{agree} (it removes stones it judges dead; we count every "
+            f"stone).",
+            f"- Games stopped by the ply cap: {capped}.",
+            f"- Distinct games (move sequences, per pairing and colours): "
+            f"{summary.distinct_games} of {summary.games_played}.", ""]
+  if summary.cost:
+    lines += ["## Cost", "", "| games | played | wall s per game | our CPU "
+              "s per game | GNU Go CPU s per game |", "|---|---|---|---|---|"]
+    for kind, (n, wall, ours, gnugo) in summary.cost.items():
+      label = kind if kind == "round robin" else _display(summary, kind)
+      lines.append(f"| {label} | {n} | {wall / n:.2f} | {ours / n:.2f} | "
+                   f"{gnugo / n:.2f} |")
+    lines.append("")
+  return "\n".join(lines)
+
+
+def plot_summary(summary: Summary, output: str) -> None:
+  """`plot.png`: win rate (Wilson 95%) and Elo (95%) against the swept
+  parameter (or the variant, for a grid over several)."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.viz.ablation import plot_ablation
+  c = summary.config
+  names = c.variant_names()
+  if len(c.grid) == 1:
+    field, values = c.grid[0]
+    x, ticks, xlabel = list(values), None, SYMBOLS[field]
+  else:
+    x, ticks, xlabel = list(range(len(names))), [
+        _display(summary, n) for n in names], "variant"
+  series = {}
+  for opponent in [gnugo_name(l) for l in sorted(c.gnugo_levels)]:
+    rows = [summary.pairing(n, opponent) for n in names]
+    series[f"vs {_display(summary, opponent)}"] = [
+        None if p is None else (p.win_rate(), *p.interval()) for p in rows]
+  if c.round_robin_games:
+    rr = []
+    for n in names:
+      games = wins = 0
+      for p in summary.pairings:
+        if p.opponent in names and n in (p.player, p.opponent):
+          games += p.games
+          wins += p.wins if p.player == n else p.losses
+      rr.append(None if games == 0 else (wins / games,
+                                         *wilson_interval(wins, games)))
+    series["round robin (vs the other variants)"] = rr
+  elo = [summary.ratings.get(n) for n in names]
+  references = {_display(summary, gnugo_name(l)): summary.ratings[
+      gnugo_name(l)][0] for l in c.gnugo_levels
+                if gnugo_name(l) in summary.ratings}
+  plot_ablation(x, series, elo, output, xlabel=xlabel, tick_labels=ticks,
+                references=references, log_x=(
+                    len(c.grid) == 1 and c.grid[0][0] == "c_puct"),
+                title=table_markdown(summary).splitlines()[0][2:])
+
+
+def write_outputs(summary: Summary, run_dir: str, *, plot: bool = True
+                  ) -> None:
+  """results.csv, elo.csv, table.md and (with `plot`) plot.png, each
+  written atomically."""
+  write_atomic(os.path.join(run_dir, "results.csv"), results_csv(summary))
+  write_atomic(os.path.join(run_dir, "elo.csv"), elo_csv(summary))
+  write_atomic(os.path.join(run_dir, "table.md"), table_markdown(summary))
+  if plot and summary.pairings:
+    plot_summary(summary, os.path.join(run_dir, "plot.png"))
+
+
+# -- The resumable run ------------------------------------------------------------
+
+def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
+  """Writes config.json in a new run directory; in an existing one, checks
+  that it holds this config (so a resumed run is the same run)."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import rundir
+  path = os.path.join(run_dir, rundir.CONFIG_FILE)
+  if not os.path.exists(path):
+    rundir.write_config(run_dir, command="sweep", stage=stage, config=config)
+    return
+  try:
+    with open(path, encoding="utf-8") as f:
+      record = json.load(f)
+    stored = record["config"]
+    command = record["command"]
+  except (OSError, ValueError, KeyError, TypeError) as e:
+    raise ValueError(f"ablation: {path} is not a readable run config ({e})"
+                     ) from None
+  if command != "sweep":
+    raise ValueError(f"ablation: {run_dir} is a {command!r} run, not a "
+                     f"sweep; use another output directory")
+  mine = rundir.to_json(config)
+  if stored != mine:
+    fields = sorted(k for k in set(stored) | set(mine)
+                    if stored.get(k) != mine.get(k))
+    detail = "; ".join(f"{k}: {json.dumps(stored.get(k))} there, "
+                       f"{json.dumps(mine.get(k))} here" for k in fields)
+    raise ValueError(f"ablation: {run_dir} holds another ablation ({detail})"
+                     f"; resume it with its own settings or use another "
+                     f"output directory")
+
+
+def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
+  """`(stage, config)` of an ablation's run directory."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import rundir
+  path = os.path.join(run_dir, rundir.CONFIG_FILE)
+  try:
+    with open(path, encoding="utf-8") as f:
+      record = json.load(f)
+  except FileNotFoundError:
+    raise ValueError(f"ablation: {path}: no such file (not a run "
+                     f"directory)") from None
+  except ValueError as e:
+    raise ValueError(f"ablation: {path}: not JSON ({e})") from None
+  if not isinstance(record, dict) or record.get("command") != "sweep":
+    raise ValueError(f"ablation: {path} is not a sweep's run config")
+  return record.get("stage", "custom"), rundir.from_json(
+      AblationConfig, record.get("config"), f"{path}: config")
+
+
+def finished_jobs(run_dir: str, config: AblationConfig,
+                  network: Optional[str] = None) -> Dict[str, Dict]:
+  """The finished jobs' records in `run_dir/jobs` (leftover temporary files
+  of a killed write are removed)."""
+  directory = os.path.join(run_dir, JOBS_DIR)
+  names = {j.name: j for j in plan(config)}
+  done = {}
+  if not os.path.isdir(directory):
+    return done
+  for entry in sorted(os.listdir(directory)):
+    path = os.path.join(directory, entry)
+    if ".tmp." in entry:
+      os.remove(path)
+      continue
+    stem, ext = os.path.splitext(entry)
+    if ext != ".json" or stem not in names:
+      raise ValueError(f"ablation: {path} is not a job of this ablation")
+    try:
+      with open(path, encoding="utf-8") as f:
+        record = json.load(f)
+      games = record["games"]
+      job = names[stem]
+      expected = 2 * len(job.sides) * config.chunk
+      if record["job"] != stem or len(games) != expected:
+        raise ValueError(f"{len(games)} games, expected {expected}")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+      raise ValueError(f"ablation: {path} is damaged ({e}); delete it to "
+                       f"replay the job") from None
+    if network is not None and record["network"] != network:
+      raise ValueError(f"ablation: {path} was played by {record['network']}"
+                       f", this run loads {network}")
+    done[stem] = record
+  return done
+
+
+def run_ablation(config: AblationConfig, run_dir: str, *,
+                 stage: str = "custom", max_jobs: Optional[int] = None,
+                 log: Callable[[str], None] = print, plot: bool = True
+                 ) -> Summary:
+  """Plays the ablation's unfinished jobs in `run_dir`, writing the outputs
+  after each (module docstring).
+
+  Args:
+    config: the ablation.
+    run_dir: the run directory (created; an existing one must hold the
+      same config).
+    stage: the preset's name, recorded in config.json.
+    max_jobs: stop after playing this many jobs (None: all).
+    log: progress lines.
+    plot: also draw plot.png.
+
+  Returns:
+    the `Summary` of every finished job.
+  """
+  if max_jobs is not None:
+    _int("max_jobs", max_jobs, 0)
+  os.makedirs(os.path.join(run_dir, JOBS_DIR), exist_ok=True)
+  _check_config(run_dir, config, stage)
+  network = load_network(config.network, config.komi)
+  # Fail on a bad rollout policy before any game.
+  alphago.make_leaf_value(network.game, network.value_fn, config.static())
+  jobs = plan(config)
+  done = finished_jobs(run_dir, config, network.name)
+  if done:
+    log(f"resuming {run_dir}: {len(done)} of {len(jobs)} jobs done")
+  played = 0
+  for n, job in enumerate(jobs):
+    if job.name in done:
+      continue
+    if max_jobs is not None and played >= max_jobs:
+      break
+    record = play_job(config, job, network)
+    write_atomic(os.path.join(run_dir, JOBS_DIR, f"{job.name}.json"),
+                 json.dumps(record, indent=None, allow_nan=False) + "\n")
+    done[job.name] = record
+    played += 1
+    summary = summarize(config, done.values())
+    write_outputs(summary, run_dir, plot=plot)
+    games = len(record["games"])
+    log(f"[{n + 1}/{len(jobs)}] {job.name}: {games} games in "
+        f"{record['seconds']:.0f} s (our CPU {record['cpu_seconds'] / games:.2f}"
+        f" s/game, GNU Go {record['gnugo_cpu_seconds'] / games:.2f} s/game); "
+        f"{summary.games_played}/{summary.games_planned} games")
+  summary = summarize(config, done.values())
+  write_outputs(summary, run_dir, plot=plot)
+  return summary
+
+
+# -- Presets ----------------------------------------------------------------------
+
+LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+C_PUCTS = (0.5, 1.0, 2.0, 5.0, 10.0)
+PRESETS = ("lambda", "c-puct")
+# A smoke run: a few simulations, GNU Go level 1, one job of each kind
+# (`preset` sizes gnugo_games to it), games cut short.
+QUICK = dict(num_simulations=4, gnugo_levels=(1,), round_robin_games=2,
+             chunk=1, max_moves=12)
+
+
+def custom(*, quick: bool = False, **fields) -> AblationConfig:
+  """An `AblationConfig` from `fields`; `quick` fills in `QUICK` (and
+  gnugo_games for one GNU Go job) where `fields` does not say otherwise."""
+  if quick:
+    given = set(fields)
+    fields = {**QUICK, **fields}
+    if "gnugo_games" not in given:
+      grid = fields.get("grid") or ()
+      try:
+        p = math.prod(len(values) for _, values in grid)
+      except TypeError:
+        p = 1  # A malformed grid: AblationConfig names the problem.
+      fields["gnugo_games"] = 2 * max(1, (p - 1) // 2) * fields["chunk"]
+  return AblationConfig(**fields)
+
+
+def preset(name: str, *, quick: bool = False, **overrides) -> AblationConfig:
+  """The λ or c_puct ablation ("lambda": λ ∈ {0, 0.25, 0.5, 0.75, 1} at
+  c_puct 5; "c-puct": c_puct ∈ {0.5, 1, 2, 5, 10} at λ = `mixing`);
+  `quick`: a smoke run (`QUICK`); `overrides`: any `AblationConfig`
+  field."""
+  if name not in PRESETS:
+    raise ValueError(f"unknown preset {name!r}; presets: "
+                     f"{', '.join(PRESETS)}")
+  grid = ((("mixing", LAMBDAS),) if name == "lambda"
+          else (("c_puct", C_PUCTS),))
+  return custom(quick=quick, **{"grid": grid, **overrides})
