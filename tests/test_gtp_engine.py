@@ -135,6 +135,31 @@ def test_identity_and_command_list():
   assert fails(e, "name extra") .startswith("syntax error")
 
 
+def lizzie_accepts(version_line):
+  """Lizzie 0.7's check of a `version` answer (Leelaz.parseLine): the word
+  after `=id`, split on '.', must have an integer >= 15 second. Otherwise
+  its engine reader shows a modal dialog while holding the lock its board
+  painter waits for, and the whole GUI hangs (seen under Xvfb with
+  Lizzie 0.7.4; docs/gui.md); a word without a '.' kills the reader."""
+  words = version_line.strip().split(" ")
+  parts = words[1].split(".") if len(words) > 1 else []
+  return len(parts) > 1 and parts[1].isdigit() and int(parts[1]) >= 15
+
+
+def test_version_answer_can_satisfy_lizzie():
+  default = make().handle("2 version").split("\n")[0]
+  assert default.startswith("=2 ") and default.endswith("(fake)")
+  assert not lizzie_accepts(default)  # Our own version: 0.1.x.
+  e = make(version="0.17")
+  line = e.handle("2 version").split("\n")[0]
+  assert line == "=2 0.17" and lizzie_accepts(line)
+  assert ok(e, "name") == "alphago-jax"  # Only the version changes.
+  for bad in ["", " ", "0.17 # comment", "0.17\nx", "0.\x0017"]:
+    with pytest.raises(ValueError, match="version"):
+      make(version=bad)
+  assert gtp.main(["--gtp-version", "0.17 #"]) == 2
+
+
 def test_ids_comments_and_control_characters():
   e = make()
   assert check_answer(e.handle("7 protocol_version"), "7") == (True, "2")
@@ -592,13 +617,15 @@ def test_presets_not_present_are_not_listed(tmp_path, monkeypatch):
 def test_main_serves_in_process():
   # The entry point the `alphago-jax gtp` command calls, on given streams.
   import io
-  stdin = io.StringIO("1 name\n2 boardsize 9\n3 genmove b\n4 quit\n9 name\n")
+  stdin = io.StringIO("1 name\n2 boardsize 9\n3 genmove b\n4 version\n"
+                      "5 quit\n9 name\n")
   stdout = io.StringIO()
-  assert gtp.main(["--preset", "az-9x9-policy"], stdin=stdin,
-                  stdout=stdout) == 0
+  assert gtp.main(["--preset", "az-9x9-policy", "--gtp-version", "0.17"],
+                  stdin=stdin, stdout=stdout) == 0
   out = stdout.getvalue()
   assert out.startswith("=1 alphago-jax\n\n=2\n\n=3 ")
-  assert out.endswith("=4\n\n")  # Nothing after quit.
+  assert "\n=4 0.17\n\n" in out
+  assert out.endswith("=5\n\n")  # Nothing after quit.
 
 
 # -- Refereed games -----------------------------------------------------------

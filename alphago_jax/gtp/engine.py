@@ -156,6 +156,16 @@ def preprocess(line: str) -> str:
   return line.strip()
 
 
+def check_version(text: str) -> str:
+  """`text` stripped, if it can be a `version` answer (one line of
+  printable text, no `#`: GTP would cut it there); else ValueError."""
+  if (not isinstance(text, str) or not text.strip() or "\n" in text.strip()
+      or preprocess(text) != text.strip()):
+    raise ValueError(f"gtp: a version must be one line of printable text "
+                     f"without '#', got {text!r}")
+  return text.strip()
+
+
 # -- The clock ----------------------------------------------------------------
 
 @dataclasses.dataclass
@@ -234,6 +244,9 @@ class GTPEngine:
       its share of the clock, less `lag_buffer` seconds.
     prepare: compile the player when the board or komi changes (off only
       for fakes in tests).
+    version: what `version` answers; None: the package version and the
+      player's name. Lizzie 0.7 reads the answer as a Leela Zero version
+      and freezes on one below 0.15 (see `--gtp-version`).
     log: where diagnostics go (default stderr).
   """
 
@@ -241,6 +254,7 @@ class GTPEngine:
                max_moves: Optional[int] = None, seed: int = 0,
                time_safety: float = TIME_SAFETY,
                lag_buffer: float = LAG_BUFFER_S, prepare: bool = True,
+               version: Optional[str] = None,
                log: Optional[Callable[[str], None]] = None):
     if not isinstance(getattr(player, "game", None), Go):
       raise ValueError(f"gtp: the player needs a Go `game`, got {player!r}")
@@ -248,6 +262,7 @@ class GTPEngine:
     self.max_moves = max_moves
     self.key = jax.random.key(seed)
     self._prepare = prepare
+    self.version = None if version is None else check_version(version)
     self._log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     if not 0 < time_safety <= 1 or not 0 <= lag_buffer < math.inf:
       raise ValueError(f"gtp: time_safety must be in (0, 1] and lag_buffer "
@@ -343,6 +358,8 @@ class GTPEngine:
 
   def cmd_version(self, args) -> str:
     _args(args, 0)
+    if self.version is not None:
+      return self.version
     from alphago_jax import __version__
     return f"{__version__} ({self.player.name})"
 
@@ -720,6 +737,11 @@ def _parser() -> argparse.ArgumentParser:
   p.add_argument("--lag-buffer", type=float, default=LAG_BUFFER_S,
                  help=f"seconds kept back per move for the pipe and the "
                       f"controller (default {LAG_BUFFER_S})")
+  p.add_argument("--gtp-version", default=None, metavar="TEXT",
+                 help="what the `version` command answers (default: the "
+                      "package version and the player). Lizzie 0.7 reads "
+                      "it as a Leela Zero version and hangs on one below "
+                      "0.15: give it --gtp-version 0.17")
   p.add_argument("--resign-threshold", type=float, default=None,
                  help="resign when the winrate falls below this (default: "
                       "never)")
@@ -752,6 +774,12 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
     print("error: --time-safety must be in (0, 1] and --lag-buffer >= 0",
           file=sys.stderr)
     return 2
+  if args.gtp_version is not None:
+    try:
+      check_version(args.gtp_version)
+    except ValueError as e:
+      print(f"error: --gtp-version: {e}", file=sys.stderr)
+      return 2
   try:
     player = presets.load_player(
         args.preset, checkpoint=args.checkpoint,
@@ -766,7 +794,7 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   try:
     engine = GTPEngine(player, komi=args.komi, max_moves=args.max_moves,
                        seed=args.seed, time_safety=args.time_safety,
-                       lag_buffer=args.lag_buffer)
+                       lag_buffer=args.lag_buffer, version=args.gtp_version)
     return serve(engine, stdin or sys.stdin, out)
   finally:
     sys.stdout = saved
