@@ -776,3 +776,32 @@ def test_sl_policy_preset_plays_19x19_openings():
     assert min(row, 20 - row, col, 20 - col) in (3, 4), vertex
   info = e.handle("lz-analyze").split("\n")[1]
   assert len(INFO.findall(info)) == 10  # Its 10 likeliest moves.
+
+
+@needs_go9
+@pytest.mark.slow
+def test_alphago_player_reuses_its_tree_between_moves():
+  player = presets.load_player("ag-9x9", simulations=32)
+  assert isinstance(player, gtp.AlphaGoPlayer) and player.reuse
+  e = make(player)
+
+  def analysed_move(colour):
+    lines = e.handle(f"lz-genmove_analyze {colour}").split("\n")
+    info = lines[1]
+    visits = sum(int(v) for v in re.findall(r"visits (\d+)", info))
+    pv = info.split(" info ")[0].split(" pv ")[1].split()
+    return lines[2].split()[1], visits, pv
+
+  move, visits, pv = analysed_move("b")
+  assert player.reused_nodes == 0 and visits == 32 and pv[0] == move
+  # The reply the search expected is in its tree: the next search starts
+  # from that subtree and adds 32 simulations to its visits.
+  assert ok(e, f"play w {pv[1]}") == ""
+  _, visits, _ = analysed_move("b")
+  assert player.reused_nodes > 0 and visits > 32
+  # A position the tree does not hold: a fresh search.
+  ok(e, "clear_board")
+  ok(e, "play b C3")
+  ok(e, "play w G7")
+  _, visits, _ = analysed_move("b")
+  assert player.reused_nodes == 0 and visits == 32

@@ -6,7 +6,8 @@
 * `gnugo_player`: GNU Go through that client (`gnugo()`, `GnuGoPlayer`).
 * `engine`: `GTPEngine`, our players served as a GTP engine
   (`python -m alphago_jax.gtp`, `main(argv)`).
-* `players`: `SearchPlayer` (network + AlphaZero search under a clock) and
+* `players`: `SearchPlayer` (network + AlphaZero search under a clock),
+  `AlphaGoPlayer` (AlphaGo's search, reusing its tree between moves) and
   `PolicyPlayer` (greedy network move).
 * `presets`: named players, `load_player("az-9x9")`.
 * `referee`: two GTP engines play, our rules engine judges every move.
@@ -18,8 +19,8 @@ from alphago_jax.gtp.engine import GTPEngine, main, serve
 from alphago_jax.gtp.gnugo_player import (GNUGO_FALLBACK, RESIGN,
                                           GnuGoNotFoundError, GnuGoPlayer,
                                           find_gnugo, gnugo)
-from alphago_jax.gtp.players import (Candidate, Decision, PolicyPlayer,
-                                     SearchPlayer)
+from alphago_jax.gtp.players import (AlphaGoPlayer, Candidate, Decision,
+                                     PolicyPlayer, SearchPlayer)
 from alphago_jax.gtp.presets import (Preset, available_presets, load_player,
                                      register_preset)
 from alphago_jax.gtp.referee import (RefereeResult, referee_game,
@@ -27,7 +28,7 @@ from alphago_jax.gtp.referee import (RefereeResult, referee_game,
 from alphago_jax.gtp.vertex import (action_to_vertex, normalize_vertex,
                                     vertex_to_action)
 
-__all__ = ["Candidate", "Decision", "GNUGO_FALLBACK", "GTPClient",
+__all__ = ["AlphaGoPlayer", "Candidate", "Decision", "GNUGO_FALLBACK", "GTPClient",
            "GTPConnectionError", "GTPEngine", "GTPError", "GTPTimeout",
            "GnuGoNotFoundError", "GnuGoPlayer", "PolicyPlayer", "Preset",
            "RESIGN", "RefereeResult", "SearchPlayer", "action_to_vertex",

@@ -10,6 +10,8 @@ analysis output). It never keeps the game itself; the engine
   for its full budget and run for any smaller number of simulations; given
   a time budget it plays the largest count its own timings say fits.
 * `PolicyPlayer`: a network's greedy move, no search.
+* `AlphaGoPlayer`: AlphaGo's search (`search.alphago`), reusing its tree
+  between moves.
 
 Both compile ahead of time (`jit(...).lower(...).compile()`) when the
 engine calls `prepare`, outside any timed move.
@@ -458,3 +460,188 @@ class SearchPlayer:
     for n in budgets:
       key, sub = jax.random.split(key)
       yield self._decision(state, self._run(game, state, sub, n), n)
+
+
+class AlphaGoPlayer:
+  """AlphaGo's search (`search.alphago`: PUCT on a policy prior, leaves
+  valued by a value network and/or rollouts), reusing its tree between
+  moves.
+
+  The player keeps the tree of its last search. The next search looks for
+  the position it is asked about in that tree (`tree_reuse.find`: after
+  its own move and the opponent's reply, or the same position again) and
+  continues from that subtree with `num_simulations` new simulations;
+  anything else (a new game, `undo`, moves it never searched) starts
+  afresh. `analyses` keeps adding simulations to the same tree, so the
+  analysis deepens for as long as a GUI asks.
+
+  The search always runs its full simulations. Given a time budget that
+  its measured time exceeds, it plays the network's greedy move instead.
+
+  Args:
+    name: the player's name.
+    game: the Go game the networks play (size, history planes).
+    policy_fn, value_fn: the prior and v (`search.alphago.split_evaluate`
+      for a policy-value network); value_fn None for rollouts only.
+    variables: `(policy_variables, value_variables)`.
+    config: the search; `reuse_tree` decides whether trees are reused
+      (searches return a tree either way: it gives the principal
+      variations).
+    resign_threshold: resign when the root winrate for the mover falls
+      below this (None: never).
+    analysis_rounds: searches `analyses` runs on one position.
+  """
+
+  def __init__(self, *, name: str, game: Go, policy_fn, value_fn,
+               variables: Tuple[chex.ArrayTree, chex.ArrayTree],
+               config, resign_threshold: Optional[float] = None,
+               analysis_rounds: int = 8):
+    # pylint: disable=import-outside-toplevel
+    from alphago_jax.search import alphago
+    if resign_threshold is not None and not 0 <= resign_threshold < 1:
+      raise ValueError(f"resign_threshold must be in [0, 1), got "
+                       f"{resign_threshold!r}")
+    if not isinstance(analysis_rounds, int) or analysis_rounds < 1:
+      raise ValueError(f"analysis_rounds must be an integer >= 1, got "
+                       f"{analysis_rounds!r}")
+    self.name = name
+    self.game = game
+    self.reuse = bool(config.reuse_tree)
+    self.static, self.params = dataclasses.replace(
+        config, reuse_tree=True).split()
+    self.policy_fn, self.value_fn = policy_fn, value_fn
+    self.variables = variables
+    self.resign_threshold = resign_threshold
+    self.analysis_rounds = analysis_rounds
+    self.max_simulations = self.static.num_simulations
+    alphago.make_leaf_value(game, value_fn, self.static)  # Fail now.
+    self.description = (
+        f"{name}: AlphaGo search, {self.max_simulations} simulations a "
+        f"move, λ = {float(self.params.mixing):g}, c_puct "
+        f"{float(self.params.c_puct):g}, "
+        f"{'reusing its tree' if self.reuse else 'no tree reuse'}")
+    self._compiled: Dict[Go, Callable] = {}
+    self._trees: Dict[Go, object] = {}
+    self._seconds: Dict[Go, float] = {}
+    self._empties: Dict[Go, object] = {}
+    self.reused_nodes: Optional[int] = None  # Of the last search.
+    self._fallback = PolicyPlayer(
+        name=name, game=game,
+        policy=lambda g, states: (policy_fn(
+            variables[0], jax.vmap(g.observe)(states),
+            states.legal_action_mask), None))
+
+  def _think_fn(self, game: Go):
+    # pylint: disable=import-outside-toplevel
+    from alphago_jax.search import alphago
+    static, params = self.static, self.params
+
+    def think(variables, state, key, tree):
+      states = _batch(state)
+      out = alphago.alphago_search(
+          game, self.policy_fn, self.value_fn, variables, key, states,
+          config=static, params=params, tree=tree)
+      t = out.search_tree
+      legal = states.legal_action_mask[0]
+      logits = jnp.where(legal, t.children_prior_logits[0, 0],
+                         MASKED_LOGIT)
+      return out.search_tree, dict(
+          action=out.action[0], visits=out.visit_counts[0],
+          q=out.q_values[0], prior=jax.nn.softmax(logits),
+          root_value=out.root_value[0], reused=out.reused_nodes[0],
+          children_index=t.children_index[0],
+          children_visits=t.children_visits[0])
+    return think
+
+  def _empty_tree(self, game: Go):
+    """A tree of the search's shape holding nothing: a fresh search."""
+    shapes = jax.eval_shape(
+        lambda s: self._think_fn(game)(self.variables, s,
+                                       jax.random.key(0), None)[0],
+        game.init(None))
+    return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+
+  def _search(self, game: Go) -> Callable:
+    if game not in self._compiled:
+      empty = self._empty(game)
+      self._compiled[game], seconds = _compile(
+          self._think_fn(game), self.variables, game.init(None),
+          jax.random.key(0), empty)
+      self._trees[game] = empty
+      _log(f"{self.name}: compiled a {self.max_simulations}-simulation "
+           f"AlphaGo search for {game.size}x{game.size} komi "
+           f"{game.komi:g} in {seconds:.1f} s")
+    return self._compiled[game]
+
+  def _run(self, game: Go, state: GoState, key: chex.PRNGKey):
+    fn = self._search(game)
+    tree = self._trees[game] if self.reuse else self._empty(game)
+    start = time.perf_counter()
+    tree, out = fn(self.variables, state, key, tree)
+    out = jax.device_get(out)
+    self._seconds[game] = time.perf_counter() - start
+    self._trees[game] = tree
+    self.reused_nodes = int(out["reused"])
+    return out
+
+  def _empty(self, game: Go):
+    if game not in self._empties:
+      self._empties[game] = self._empty_tree(game)
+    return self._empties[game]
+
+  def prepare(self, game: Go, *, timed: bool = False) -> None:
+    """Compiles the search and the fallback policy for `game` and times a
+    search (twice: the first call pays one-off costs)."""
+    del timed
+    _check_game(self.game, game, self.name)
+    self._fallback.prepare(game)
+    if game not in self._seconds:
+      for _ in range(2):
+        self._run(game, game.init(None), jax.random.key(0))
+      self._trees[game] = self._empty(game)
+      _log(f"{self.name}: a search takes {self._seconds[game]:.3f} s")
+
+  def _decision(self, state: GoState, out) -> Decision:
+    legal = np.asarray(state.legal_action_mask)
+    visits = np.asarray(out["visits"])
+    action = int(out["action"])
+    seen = [int(a) for a in np.flatnonzero(legal & (visits > 0))]
+    seen.sort(key=lambda a: (-visits[a], a))
+    if action in seen:
+      seen.remove(action)
+    seen.insert(0, action)
+    tree = {k: np.asarray(out[k]) for k in ("children_index",
+                                            "children_visits")}
+    q, prior = np.asarray(out["q"]), np.asarray(out["prior"])
+    candidates = tuple(
+        Candidate(action=a, visits=int(visits[a]),
+                  winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
+                  prior=float(prior[a]), pv=_principal_variation(tree, a))
+        for a in seen)
+    winrate = float((np.asarray(out["root_value"]) + 1) / 2)
+    resign = bool(self.resign_threshold is not None
+                  and winrate < self.resign_threshold)
+    return Decision(action=action, resign=resign, candidates=candidates,
+                    winrate=winrate, simulations=self.max_simulations)
+
+  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
+              seconds: Optional[float] = None) -> Decision:
+    """The search's move (the network's greedy move when a search is
+    measured to take longer than `seconds`)."""
+    _check_game(self.game, game, self.name)
+    if seconds is not None and self._seconds.get(game, 0.0) > seconds:
+      decision = self._fallback.genmove(game, state, key)
+      return dataclasses.replace(
+          decision, resign=bool(
+              self.resign_threshold is not None and decision.winrate
+              is not None and decision.winrate < self.resign_threshold))
+    return self._decision(state, self._run(game, state, key))
+
+  def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
+               ) -> Iterator[Decision]:
+    """`analysis_rounds` searches of the position, each continuing the
+    last one's tree when reusing (so ever more visits), else fresh."""
+    _check_game(self.game, game, self.name)
+    for _ in range(self.analysis_rounds):
+      key, sub = jax.random.split(key)
+      yield self._decision(state, self._run(game, state, sub))

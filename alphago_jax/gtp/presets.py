@@ -179,6 +179,24 @@ def _alphazero(default_simulations: int, *, search: bool):
   return load
 
 
+def _alphago_search(default_simulations: int, *, c_puct: float):
+  def load(directory, *, simulations=None, resign_threshold=None):
+    from alphago_jax.gtp.players import AlphaGoPlayer
+    from alphago_jax.search.alphago import (AlphaGoSearchConfig,
+                                            split_evaluate)
+
+    game, evaluate, variables, iteration = load_alphazero_network(directory)
+    policy_fn, value_fn = split_evaluate(game, evaluate)
+    config = AlphaGoSearchConfig(
+        num_simulations=simulations or default_simulations, c_puct=c_puct,
+        mixing=0.0, reuse_tree=True)
+    name = f"{os.path.basename(os.path.normpath(directory))}@{iteration}"
+    return AlphaGoPlayer(name=name, game=game, policy_fn=policy_fn,
+                         value_fn=value_fn, variables=(variables, variables),
+                         config=config, resign_threshold=resign_threshold)
+  return load
+
+
 def _supervised_policy(directory, *, simulations=None,
                        resign_threshold=None):
   """The SL policy network p_σ of `training.supervised`: greedy move."""
@@ -216,6 +234,13 @@ register_preset(Preset(
     description="AlphaZero 9x9 ResNet (checkpoints/go9), greedy policy, "
                 "no search",
     load=_alphazero(0, search=False)))
+register_preset(Preset(
+    name="ag-9x9", board_size=9, directories=("go9",),
+    description="AlphaGo's search (PUCT, c_puct 2, value network only: "
+                "lambda = 0) with the AlphaZero 9x9 ResNet (checkpoints/go9) "
+                "as prior and value, reusing its tree between moves, 128 "
+                "simulations a move by default",
+    load=_alphago_search(128, c_puct=2.0)))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy", "sl19-partial"),
