@@ -118,6 +118,10 @@ def metrics_lines(output):
     return [json.loads(l) for l in f]
 
 
+# Three JAX processes that each compile the training iteration: over a
+# minute on 2 cores, so in the slow suite (`pytest -m slow
+# tests/test_multihost.py`); test_training.py checks 4 devices in one.
+@pytest.mark.slow
 def test_two_processes_train_like_one_stop_by_process_0_and_resume(tmp_path):
   one, two = tmp_path / "one", tmp_path / "two"
   # The reference: one process with 4 devices, 3 iterations straight.

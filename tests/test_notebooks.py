@@ -1,12 +1,15 @@
-"""The notebooks run: their code cells, in order, in one namespace. The tour's
-numbers are checked against independent references: a pure-Python negamax
-and the seed's published table."""
+"""The notebooks run through a real Jupyter kernel (nbclient), at the small
+budget (`ALPHAGO_JAX_NOTEBOOK_BUDGET=small`), and what they print or write
+is checked against independent references: the tour's against a
+pure-Python negamax and the seed's published table; the 9x9 game against
+our rules engine replayed here and a GNU Go of the test's own."""
 
 import ast
 import functools
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -14,15 +17,53 @@ import pytest
 import python_uct
 from test_experiments import load
 
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), os.pardir, "notebooks")
+# Every notebook in notebooks/ must be listed here with its checks (a new
+# one fails test_every_notebook_is_checked until it is).
+CHECKED = ("go9_vs_gnugo.ipynb", "tour_tictactoe.ipynb")
 
 
-def code_cells(path):
-  with open(path) as f:
-    nb = json.load(f)
-  return ["".join(c["source"]) for c in nb["cells"]
-          if c["cell_type"] == "code"]
+def execute(name, tmp_path, monkeypatch, budget="small"):
+  """Runs notebook `name` in a fresh kernel of this Python, working
+  directory `tmp_path`; returns the executed notebook and its stdout."""
+  # A kernel spec of this interpreter, ahead of any other on the Jupyter
+  # path, so the kernel imports this checkout's environment.
+  spec = tmp_path / "jupyter" / "kernels" / "python3"
+  spec.mkdir(parents=True)
+  (spec / "kernel.json").write_text(json.dumps({
+      "argv": [sys.executable, "-m", "ipykernel_launcher", "-f",
+               "{connection_file}"],
+      "display_name": "alphago-jax tests", "language": "python"}))
+  monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+  monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+  monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+  monkeypatch.setenv("ALPHAGO_JAX_NOTEBOOK_BUDGET", budget)
+  monkeypatch.setenv("ALPHAGO_JAX_NOTEBOOK_OUTPUT", str(tmp_path))
+  with open(os.path.join(NOTEBOOKS, name)) as f:
+    nb = nbformat.read(f, as_version=4)
+  client = nbclient.NotebookClient(
+      nb, timeout=600, kernel_name="python3",
+      resources={"metadata": {"path": str(tmp_path)}})
+  try:
+    client.execute()
+  except nbclient.exceptions.CellExecutionError as e:
+    raise AssertionError(f"{name}: a cell failed:\n{e}") from None
+  out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                for o in c.outputs if o.output_type == "stream"
+                and o.name == "stdout")
+  assert out, f"{name} printed nothing"
+  return nb, out
 
+
+def test_every_notebook_is_checked():
+  assert tuple(sorted(n for n in os.listdir(NOTEBOOKS)
+                      if n.endswith(".ipynb"))) == CHECKED
+
+
+# -- The tour ------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
 def negamax(board, player):
@@ -43,24 +84,29 @@ def printed(out, label):
                                     re.M).group(1).strip())
 
 
-def record(out, opponent):
-  m = re.search(f"vs {opponent}: (\\d+) wins, (\\d+) draws, (\\d+) losses",
-                out)
+def record(out, who):
+  m = re.search(f"^{re.escape(who)}: (\\d+) wins, (\\d+) draws, "
+                f"(\\d+) losses$", out, re.M)
+  assert m, f"no record of {who!r} in:\n{out}"
   return tuple(int(x) for x in m.groups())
 
 
-def check_tour(ns, out):
+def test_tour_tictactoe(tmp_path, monkeypatch):
+  _, out = execute("tour_tictactoe.ipynb", tmp_path, monkeypatch)
+  assert "budget: small" in out
   # The position: X at 4, 8; O at 0, 2; X to move.
-  board = tuple(int(v) + 1 for v in np.asarray(ns["state"].board))
+  m = re.search(r"^([.XO]{3})\n([.XO]{3})\n([.XO]{3})$", out, re.M)
+  board = tuple(".XO".index(c) for c in "".join(m.groups()))
   assert board == (2, 0, 2, 0, 1, 0, 0, 0, 1), board
   # Exact move values against an independent negamax: 1 draws (blocks O's
   # top row), the rest lose.
   exact = {m: -negamax(python_uct.play(board, m, 1), 2)
            for m in python_uct.moves(board)}
   assert exact == {1: 0, 3: -1, 5: -1, 6: -1, 7: -1}
-  assert ns["solution"].action_values(ns["key"]) == exact
-  # UCT-500 blocks in all 64 games.
-  np.testing.assert_array_equal(ns["out"].action, 1)
+  assert printed(out, "exact move values for X:") == exact
+  # UCT-500 blocks in every copy of the position.
+  chosen = printed(out, "moves chosen:")
+  assert chosen[1] == sum(chosen) > 0, chosen
   # Minimax and alpha-beta agree, alpha-beta visiting fewer nodes; the empty
   # board is a draw.
   (v_mm, n_mm), (v_ab, n_ab) = (printed(out, "minimax  (value, nodes):"),
@@ -69,30 +115,123 @@ def check_tour(ns, out):
   assert printed(out, "empty board:")[0] == negamax((0,) * 9, 1) == 0
   # UCT-100 against random: consistent with the seed's published row (the
   # 95% Newcombe test of experiments/mcts_vs_random.py).
-  assert ns["rec"].games == 128
-  assert load("mcts_vs_random").consistent(100, ns["rec"]), ns["rec"]
-  # The 4-iteration network with search, as X: perfect play never loses, so
-  # it wins none; it loses some ("still loses to perfect play"); and it beats
-  # random "most of the time": wins above a random X's published 117 of 200
-  # (95% Newcombe interval of the difference above 0).
-  wins, _, losses = record(out, "perfect")
+  experiment = load("mcts_vs_random")
+  from alphago_jax import evaluation  # pylint: disable=import-outside-toplevel
+  w, d, l = record(out, "UCT-100 vs random")
+  rec = evaluation.Record(wins=w, draws=d, losses=l)
+  assert rec.games == 64
+  assert experiment.consistent(100, rec), rec
+  # The 4-iteration network with search: perfect play never loses, so it
+  # wins none, as X or O, and it loses some ("still loses to perfect
+  # play"); it beats random play "most of the time": more wins as X than a
+  # random X (the seed's 117 of 200) and as O than a random O (58 of 200),
+  # each by a 95% Newcombe interval of the difference above 0.
+  wins = losses = 0
+  for colour in "XO":
+    w, _, l = record(out, f"vs perfect as {colour}")
+    wins, losses = wins + w, losses + l
   assert wins == 0 and losses > 0, out
-  wins, draws, losses = record(out, "random")
-  lo, _ = ns["evaluation"].difference_interval(
-      wins, wins + draws + losses, 117, 200)
-  assert lo > 0, out
+  for colour, random_wins in (("X", 117), ("O", 58)):
+    w, d, l = record(out, f"vs random as {colour}")
+    lo, _ = evaluation.difference_interval(w, w + d + l, random_wins, 200)
+    assert lo > 0, (colour, out)
 
 
-@pytest.mark.parametrize("name", sorted(
-    n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")))
-def test_notebook_runs(name, capsys):
-  namespace = {"__name__": "__notebook__"}
-  for i, source in enumerate(code_cells(os.path.join(NOTEBOOKS, name))):
-    try:
-      exec(compile(source, f"{name}[cell {i}]", "exec"), namespace)  # pylint: disable=exec-used
-    except Exception as e:
-      raise AssertionError(f"{name}: code cell {i} failed: {e!r}") from e
-  out = capsys.readouterr().out
-  assert out, "the notebook printed nothing"
-  if name == "tour_tictactoe.ipynb":
-    check_tour(namespace, out)
+# -- The 9x9 game against GNU Go ----------------------------------------------
+
+def _gnugo():
+  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
+  if gtp.find_gnugo() is None:
+    pytest.skip("GNU Go is not installed (apt-get install gnugo)")
+
+
+def _replay(game_data):
+  """Our rules engine, replaying the notebook's game: every move must be
+  legal for the side to move. Returns the game, the states before each
+  move and the final state."""
+  import jax  # pylint: disable=import-outside-toplevel
+  from alphago_jax import games  # pylint: disable=import-outside-toplevel
+  game = games.make("go", size=9, komi=game_data["komi"], superko=True)
+  step = jax.jit(game.step)
+  state = game.init(jax.random.key(0))
+  before = []
+  for i, move in enumerate(game_data["moves"]):
+    assert not bool(state.terminated), f"move {i + 1} after the end"
+    assert move["colour"] == int(state.current_player), move
+    before.append(state)
+    if move["vertex"] == "resign":
+      assert i == len(game_data["moves"]) - 1 and move["player"] == "gnugo"
+      state = game.resign(state)
+      break
+    action = game.vertex_to_action(move["vertex"])
+    assert bool(state.legal_action_mask[action]), (
+        f"move {i + 1} {move['vertex']} is illegal in our engine")
+    state = step(state, action)
+  return game, before, state
+
+
+def test_go9_vs_gnugo(tmp_path, monkeypatch):
+  _gnugo()
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import gtp
+  from alphago_jax.games import sgf
+  from alphago_jax.gtp.watch import gnugo_score
+  nb, out = execute("go9_vs_gnugo.ipynb", tmp_path, monkeypatch)
+  with open(tmp_path / "game.json") as f:
+    data = json.load(f)
+  game, before, final = _replay(data)
+  moves = data["moves"]
+  assert len(moves) > 20, len(moves)
+  # The network plays Black, GNU Go White, alternately.
+  assert [m["player"] for m in moves] == [
+      "network" if m["colour"] == 0 else "gnugo" for m in moves]
+  for move, state in zip(moves, before):
+    if move["player"] != "network":
+      continue
+    legal = np.asarray(state.legal_action_mask)
+    policy = np.asarray(move["policy"])
+    visits = np.asarray(move["visits"])
+    # The policy heat map is a distribution over the legal moves; the
+    # visits are the search's, all on legal moves, one per simulation.
+    np.testing.assert_allclose(policy.sum(), 1.0, atol=1e-5)
+    assert (policy >= 0).all() and not policy[~legal].any()
+    assert (visits >= 0).all() and not visits[~legal].any()
+    assert visits.sum() == data["simulations"], (move["number"],
+                                                 visits.sum())
+    assert -1 <= move["value"] <= 1 and -1 <= move["search_value"] <= 1
+    assert visits[game.vertex_to_action(move["vertex"])] > 0
+  # The score the notebook reports is our Tromp-Taylor count of the board
+  # replayed here; GNU Go's is what a GNU Go of our own says of it.
+  assert data["finished"] == bool(final.terminated)
+  ours = float(game.area_score(final))
+  assert data["score"] == pytest.approx(ours)
+  with gtp.GnuGoPlayer(game, level=data["gnugo_level"], seed=0,
+                       extra_args=("--capture-all-dead",)) as judge:
+    judge.replay(game.vertex_to_action(m["vertex"]) for m in moves
+                 if m["vertex"] != "resign")
+    theirs = gnugo_score(judge)
+    dead = sorted(judge.engine.send("final_status_list dead").split())
+  assert data["gnugo_score"] == theirs and data["gnugo_dead"] == dead
+  if data["finished"] and not data["resigned"]:
+    # Finished: with GNU Go's dead stones off the board (none, when it
+    # captured them all itself), our count is GNU Go's.
+    stones = np.asarray(game.stones(final)).astype(int)
+    for v in dead:
+      stones[game.vertex_to_action(v)] = 0
+    assert float(game.area_score(game.from_board(stones))) == theirs
+    if not dead:
+      assert ours == theirs
+  assert f"our score (Tromp-Taylor): {sgf.result_string(ours)}" in out
+  # The SGF record replays to the same game.
+  with open(tmp_path / "game.sgf", "rb") as f:
+    rec = sgf.parse_sgf(f.read())
+  assert [game.action_to_vertex(a) for _, a in rec.moves] == [
+      m["vertex"] for m in moves if m["vertex"] != "resign"]
+  # Heat-map pictures were drawn (SVG in HTML), shading only legal points
+  # of the positions they show.
+  html = [o["data"]["text/html"] for c in nb.cells if c.cell_type == "code"
+          for o in c.outputs if o.output_type == "display_data"
+          and "text/html" in o.get("data", {})]
+  heat = [int(p) for h in html[:1] for p in re.findall(
+      r'class="heat"[^>]*data-point="(\d+)"', h)]
+  assert heat and all(bool(before[0].legal_action_mask[p]) for p in heat)

@@ -123,6 +123,7 @@ def test_python_reference_agrees_on_the_win():
   assert python_uct.uct_move(board, 1, 300, random.Random(0)) == 2
 
 
+@pytest.mark.slow  # 96 games at 1000 simulations: 15 s on 2 cores
 def test_uct_1000_draws_as_x_but_loses_some_games_as_o():
   # Random-rollout UCT at 1000 simulations is not perfect as O: it loses
   # mostly after an edge opening answered in a corner that loses (X 5, O 0,
