@@ -436,6 +436,10 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   batch = base.check_batch(states)
   if tree is not None and not static.reuse_tree:
     raise ValueError("a tree to continue was given but reuse_tree=False")
+  if tree is not None and tree_reuse.capacity(tree) != static.tree_capacity:
+    raise ValueError(f"tree has {tree_reuse.capacity(tree)} nodes; this "
+                     f"search's trees have {static.tree_capacity} "
+                     f"(num_simulations + max_reused_nodes)")
   policy_variables, value_variables = variables
   # Every draw inside the search (tie-breaks, rollouts) uses the cheap hash
   # PRNG, as UCT does; see rollout.py.
@@ -499,10 +503,6 @@ def _reusable_tree(static: AlphaGoStatic, root: mctx.RootFnOutput,
     fresh = mctx_search.instantiate_tree_from_root(
         root, capacity - 1, jnp.zeros_like(root.prior_logits), None)
     return fresh, jnp.zeros((batch,), jnp.int32)
-  if tree_reuse.capacity(tree) != capacity:
-    raise ValueError(f"tree has {tree_reuse.capacity(tree)} nodes; this "
-                     f"search's trees have {capacity} (num_simulations + "
-                     f"max_reused_nodes)")
   return tree_reuse.subtree(
       tree, tree_reuse.find(tree, states),
       max_nodes=capacity - static.num_simulations)
@@ -513,7 +513,12 @@ def alphago_agent(game: game_base.Game, policy_fn: PolicyFn,
                   variables: Tuple[chex.ArrayTree, chex.ArrayTree],
                   config: AlphaGoSearchConfig | AlphaGoStatic,
                   params: AlphaGoParams | None = None) -> base.Agent:
-  """AlphaGo's search as an `Agent`: (states `[B]`, key) -> actions `[B]`."""
+  """AlphaGo's search as an `Agent`: (states `[B]`, key) -> actions `[B]`.
+
+  Stateless: every move searches afresh, `reuse_tree` or not. To reuse
+  trees, pass each `alphago_search`'s `search_tree` to the next call (as
+  `experiments/alphago/tree_reuse.py` and `gtp.AlphaGoPlayer` do).
+  """
   static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
                                       AlphaGoStatic, AlphaGoParams)
   static.check_mixing(params.mixing)
