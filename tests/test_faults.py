@@ -34,8 +34,7 @@ SEED = 5
 
 # The child: builds the same config, compiles the iteration before saying
 # READY (so that kills land in the training loop, not in imports or the
-# compiler; a restored state has its own signature, so it compiles for
-# that), then trains with a checkpoint every iteration. Progress goes to
+# compiler; a fresh and a restored state share one program), then trains with a checkpoint every iteration. Progress goes to
 # stdout.
 CHILD = r"""
 import os, sys

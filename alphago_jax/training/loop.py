@@ -61,9 +61,10 @@ def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
       buffer=replay_init(config.buffer_capacity, game.observation_shape,
                          game.num_actions),
       key=jax.random.key_data(run_key), iteration=jnp.int32(0))
-  if mesh is not None:
-    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
-  return state
+  # Committed to its devices, as a restored state is, so that both reach
+  # the same compiled iteration (it is keyed on its inputs' shardings).
+  return jax.device_put(state, NamedSharding(mesh, PartitionSpec())
+                        if mesh is not None else jax.local_devices()[0])
 
 
 def make_iteration(game: game_base.Game, config: TrainConfig, *,
