@@ -203,7 +203,8 @@ def test_go9_vs_gnugo(tmp_path, monkeypatch):
   # The score the notebook reports is our Tromp-Taylor count of the board
   # replayed here; GNU Go's is what a GNU Go of our own says of it.
   assert data["finished"] == bool(final.terminated)
-  ours = float(game.area_score(final))
+  ended = bool(final.terminated) and not data["resigned"]
+  ours = float(final.score if ended else game.area_score(final))
   assert data["score"] == pytest.approx(ours)
   with gtp.GnuGoPlayer(game, level=data["gnugo_level"], seed=0,
                        extra_args=("--capture-all-dead",)) as judge:

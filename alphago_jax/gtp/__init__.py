@@ -11,6 +11,8 @@
   `PolicyPlayer` (greedy network move).
 * `presets`: named players, `load_player("az-9x9")`.
 * `referee`: two GTP engines play, our rules engine judges every move.
+* `watch`: one game of a network against GNU Go, move by move, with its
+  policy, visits and values (notebooks, `alphago-jax demo`).
 """
 
 from alphago_jax.gtp.client import (GTPClient, GTPConnectionError, GTPError,
@@ -27,11 +29,13 @@ from alphago_jax.gtp.referee import (RefereeResult, referee_game,
                                      referee_match)
 from alphago_jax.gtp.vertex import (action_to_vertex, normalize_vertex,
                                     vertex_to_action)
+from alphago_jax.gtp.watch import Ply, gnugo_score, score_of, watch_game
 
-__all__ = ["AlphaGoPlayer", "Candidate", "Decision", "GNUGO_FALLBACK", "GTPClient",
-           "GTPConnectionError", "GTPEngine", "GTPError", "GTPTimeout",
-           "GnuGoNotFoundError", "GnuGoPlayer", "PolicyPlayer", "Preset",
-           "RESIGN", "RefereeResult", "SearchPlayer", "action_to_vertex",
-           "available_presets", "colour_name", "find_gnugo", "gnugo",
-           "load_player", "main", "normalize_vertex", "referee_game",
-           "referee_match", "register_preset", "serve", "vertex_to_action"]
+__all__ = ["AlphaGoPlayer", "Candidate", "Decision", "GNUGO_FALLBACK",
+           "GTPClient", "GTPConnectionError", "GTPEngine", "GTPError",
+           "GTPTimeout", "GnuGoNotFoundError", "GnuGoPlayer", "Ply",
+           "PolicyPlayer", "Preset", "RESIGN", "RefereeResult", "SearchPlayer",
+           "action_to_vertex", "available_presets", "colour_name", "find_gnugo",
+           "gnugo", "gnugo_score", "load_player", "main", "normalize_vertex",
+           "referee_game", "referee_match", "register_preset", "score_of",
+           "serve", "vertex_to_action", "watch_game"]

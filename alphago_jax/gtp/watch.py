@@ -30,7 +30,6 @@ import numpy as np
 
 from alphago_jax.games.go import BLACK, Go, GoState
 from alphago_jax.games.sgf import parse_result
-from alphago_jax.gtp.engine import compiled_rules
 from alphago_jax.gtp.gnugo_player import RESIGN
 from alphago_jax.search.alphazero import evaluate_states
 
@@ -74,16 +73,18 @@ class Ply:
 
 
 @functools.lru_cache(maxsize=8)
+def _rules(game: Go):
+  """Jitted `(step, area_score, resign)` of `game`, shared in the process."""
+  return jax.jit(game.step), jax.jit(game.area_score), jax.jit(game.resign)
+
+
+@functools.lru_cache(maxsize=8)
 def _policy_fn(game: Go, evaluate):
   def policy(variables, state):
     logits, value = evaluate_states(game, evaluate, variables,
                                     jax.tree.map(lambda x: x[None], state))
     return jax.nn.softmax(logits[0]), value[0]
   return jax.jit(policy)
-
-
-def _resign_fn(game: Go):
-  return jax.jit(game.resign)
 
 
 def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
@@ -118,9 +119,9 @@ def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
                        f"komi {gnugo.game.komi:g}, the network "
                        f"{game.size}x{game.size} komi {game.komi:g}")
     gnugo.reset()
-  step, init, _ = compiled_rules(game)
+  step, _, resign = _rules(game)
   policy = _policy_fn(game, player.evaluate)
-  state = init()
+  state = game.init(jax.random.key(0))
   number = 0
   while not bool(state.terminated) and (max_plies is None or
                                         number < max_plies):
@@ -150,7 +151,7 @@ def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
       seconds = time.perf_counter() - start
       extra, who = {}, GNUGO
       if action == RESIGN:
-        after = _resign_fn(game)(state)
+        after = resign(state)
         yield Ply(number=number, colour=colour, player=who, action=RESIGN,
                   vertex="resign", before=state, after=after,
                   seconds=seconds)
@@ -176,9 +177,11 @@ def _check_legal(game: Go, state: GoState, action: int, number: int,
 
 def score_of(game: Go, state: GoState) -> float:
   """Our Tromp-Taylor `black - white - komi` of `state`'s board (stones on
-  the board all count as alive), finished or not."""
-  _, _, board_score = compiled_rules(game)
-  return float(board_score(state)) - float(game.komi)
+  the board all count as alive), finished or not; `state` is of `game`."""
+  if bool(state.terminated) and (int(state.passes) >= 2 or
+                                 int(state.step_count) >= game.move_cap):
+    return float(state.score)  # Counted by the last step.
+  return float(_rules(game)[1](state))
 
 
 def gnugo_score(gnugo) -> float:
