@@ -43,7 +43,10 @@ Evaluator = Callable[[Any], Dict[str, Any]]
 
 class _StopSignal:
   """SIGTERM/SIGINT set a flag the loop reads after each step (main thread
-  only; elsewhere the handlers are left alone)."""
+  only; elsewhere the handlers are left alone). A second signal ends the
+  process at once, by the signal's default action: the last complete
+  checkpoint survives that as it survives kill -9 (orbax writes each step
+  to a temporary directory and renames it when complete)."""
 
   def __init__(self, enabled: bool):
     self.enabled = enabled
@@ -61,6 +64,11 @@ class _StopSignal:
 
   def _handle(self, signum, frame):  # pylint: disable=unused-argument
     self.received = signal.Signals(signum).name
+    for sig in self._old:
+      signal.signal(sig, signal.SIG_DFL)
+    # os.write, not print: the handler may interrupt a print in progress.
+    os.write(2, f"\n{self.received}: stopping after the current step, with "
+             f"a checkpoint (send it again to stop at once)\n".encode())
 
   def __exit__(self, *exc):
     for sig, old in self._old.items():
@@ -120,8 +128,9 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     max_seconds: stop after this wall-clock time in this call.
     max_train_seconds: stop once the run's training time (records'
       `train_seconds`, summed over calls) reaches this.
-    handle_signals: SIGTERM/SIGINT stop the run cleanly (saved) instead
-      of killing it.
+    handle_signals: SIGTERM/SIGINT stop the run cleanly after the current
+      step (saved, metrics written) instead of killing it; a second signal
+      kills it at once, leaving the last complete checkpoint.
     log: called with each record as one line (and a line on resuming,
       `resumed_message(step, train_seconds)`).
     progress: a tqdm bar on stderr of `progress_scale` x steps, with

@@ -153,7 +153,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           evaluate_every: int = 0,
           stop_when: Optional[Callable[[Dict[str, Any]], bool]] = None,
           resume: bool = True, log: Optional[Callable[[str], None]] = None,
-          progress: bool = False, tensorboard: Optional[bool] = None
+          progress: bool = False, tensorboard: Optional[bool] = None,
+          handle_signals: bool = False
           ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) training up to `num_iterations` iterations.
 
@@ -172,6 +173,10 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
     tensorboard: with `output_dir`, also write every metric as a TensorBoard
       scalar to `output_dir/tensorboard`: True always (needs tensorboardX),
       None (default) when tensorboardX is installed, False never.
+    handle_signals: SIGINT/SIGTERM stop the run after the current iteration,
+      with a checkpoint and its metrics record (`stop` is the signal's
+      name); a second one kills the process at once, leaving the last
+      complete checkpoint.
 
   Returns:
     the final state and the records of this call.
@@ -195,7 +200,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
       with_buffer=config.save_buffer, mesh=mesh, resume=resume,
       summarize=summarize, evaluator=evaluator,
       evaluate_every=evaluate_every, checkpoint_every=checkpoint_every,
-      stop_when=stop_when, log=log, progress=progress,
+      stop_when=stop_when, handle_signals=handle_signals, log=log,
+      progress=progress,
       postfix=lambda record: {
           "loss": f"{record['loss']:.3f}",
           "examples_s": f"{record['examples_per_second']:.0f}",
