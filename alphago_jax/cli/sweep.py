@@ -65,6 +65,8 @@ class SweepArgs:
     random_opening_moves: random plies at the start of every game.
     seed: seed of the search keys and GNU Go seeds.
     max_jobs: stop after this many jobs (the run stays resumable).
+    worker: I/N: play every N-th job from the I-th, so that N processes
+      (each started with its own I, same other options) share the run.
     plot: draw plot.png.
   """
   preset: tyro.conf.Positional[
@@ -90,13 +92,14 @@ class SweepArgs:
   random_opening_moves: Optional[int] = None
   seed: Optional[int] = None
   max_jobs: Optional[int] = None
+  worker: str = "0/1"
   plot: bool = True
 
 
 # Options that are AblationConfig fields under another name.
 _RENAMED = {"simulations": "num_simulations"}
 _NOT_CONFIG = ("preset", "output", "resume", "grid", "quick", "max_jobs",
-               "plot")
+               "worker", "plot")
 
 
 def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
@@ -112,6 +115,15 @@ def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
       raise ValueError(f"--grid {item!r}: values must be numbers") from None
     out.append((name.strip(), parsed))
   return tuple(out)
+
+
+def parse_worker(text: str) -> Tuple[int, int]:
+  """`"1/2"` -> `(1, 2)`."""
+  index, sep, count = text.partition("/")
+  if not (sep and index.isdigit() and count.isdigit()
+          and int(index) < int(count)):
+    raise ValueError(f"--worker {text!r}: expected I/N with 0 <= I < N")
+  return int(index), int(count)
 
 
 def build_config(args: SweepArgs):
@@ -154,6 +166,7 @@ def main(argv: List[str]) -> int:
       output = args.output
     if args.max_jobs is not None and args.max_jobs < 0:
       raise ValueError(f"--max-jobs must be >= 0, got {args.max_jobs}")
+    worker = parse_worker(args.worker)
     if config.gnugo_levels and find_gnugo() is None:
       raise ValueError("GNU Go is not installed (apt-get install gnugo), "
                        "or run the round robin alone: --gnugo-levels")
@@ -165,7 +178,7 @@ def main(argv: List[str]) -> int:
         f"{ablation.games_planned(config)} games -> {output}", flush=True)
   try:
     summary = ablation.run_ablation(
-        config, output, stage=stage, max_jobs=args.max_jobs,
+        config, output, stage=stage, max_jobs=args.max_jobs, worker=worker,
         plot=args.plot, log=lambda line: print(line, flush=True))
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)

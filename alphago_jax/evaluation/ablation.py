@@ -901,10 +901,20 @@ def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
       AblationConfig, record.get("config"), f"{path}: config")
 
 
+def _alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  return True
+
+
 def finished_jobs(run_dir: str, config: AblationConfig,
                   network: Optional[str] = None) -> Dict[str, Dict]:
-  """The finished jobs' records in `run_dir/jobs` (leftover temporary files
-  of a killed write are removed)."""
+  """The finished jobs' records in `run_dir/jobs`; temporary files left by
+  a killed write (their writer's process is gone) are removed."""
   directory = os.path.join(run_dir, JOBS_DIR)
   names = {j.name: j for j in plan(config)}
   done = {}
@@ -913,7 +923,12 @@ def finished_jobs(run_dir: str, config: AblationConfig,
   for entry in sorted(os.listdir(directory)):
     path = os.path.join(directory, entry)
     if ".tmp." in entry:
-      os.remove(path)
+      pid = entry.rsplit(".", 1)[-1]
+      if not (pid.isdigit() and _alive(int(pid))):
+        try:
+          os.remove(path)
+        except FileNotFoundError:
+          pass
       continue
     stem, ext = os.path.splitext(entry)
     if ext != ".json" or stem not in names:
@@ -938,6 +953,7 @@ def finished_jobs(run_dir: str, config: AblationConfig,
 
 def run_ablation(config: AblationConfig, run_dir: str, *,
                  stage: str = "custom", max_jobs: Optional[int] = None,
+                 worker: Tuple[int, int] = (0, 1),
                  log: Callable[[str], None] = print, plot: bool = True
                  ) -> Summary:
   """Plays the ablation's unfinished jobs in `run_dir`, writing the outputs
@@ -949,42 +965,51 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
       same config).
     stage: the preset's name, recorded in config.json.
     max_jobs: stop after playing this many jobs (None: all).
+    worker: `(i, n)`: play only the jobs at plan positions i, i + n, ...,
+      so that n processes share one run directory (each writes the outputs
+      from every job finished on disk).
     log: progress lines.
     plot: also draw plot.png.
 
   Returns:
-    the `Summary` of every finished job.
+    the `Summary` of every job finished on disk.
   """
   if max_jobs is not None:
     _int("max_jobs", max_jobs, 0)
+  if not (isinstance(worker, tuple) and len(worker) == 2):
+    raise ValueError(f"worker must be (index, count), got {worker!r}")
+  _int("worker count", worker[1], 1)
+  _int("worker index", worker[0], 0, worker[1] - 1)
+  network = load_network(config.network, config.komi)
+  # A bad rollout policy fails here, before the run directory exists.
+  alphago.make_leaf_value(network.game, network.value_fn, config.static())
   os.makedirs(os.path.join(run_dir, JOBS_DIR), exist_ok=True)
   _check_config(run_dir, config, stage)
-  network = load_network(config.network, config.komi)
-  # Fail on a bad rollout policy before any game.
-  alphago.make_leaf_value(network.game, network.value_fn, config.static())
   jobs = plan(config)
   done = finished_jobs(run_dir, config, network.name)
   if done:
     log(f"resuming {run_dir}: {len(done)} of {len(jobs)} jobs done")
   played = 0
   for n, job in enumerate(jobs):
-    if job.name in done:
+    if n % worker[1] != worker[0] or job.name in done:
       continue
     if max_jobs is not None and played >= max_jobs:
       break
     record = play_job(config, job, network)
     write_atomic(os.path.join(run_dir, JOBS_DIR, f"{job.name}.json"),
                  json.dumps(record, indent=None, allow_nan=False) + "\n")
-    done[job.name] = record
     played += 1
+    done = finished_jobs(run_dir, config, network.name)
     summary = summarize(config, done.values())
     write_outputs(summary, run_dir, plot=plot)
     games = len(record["games"])
     log(f"[{n + 1}/{len(jobs)}] {job.name}: {games} games in "
-        f"{record['seconds']:.0f} s (our CPU {record['cpu_seconds'] / games:.2f}"
-        f" s/game, GNU Go {record['gnugo_cpu_seconds'] / games:.2f} s/game); "
+        f"{record['seconds']:.0f} s (our CPU "
+        f"{record['cpu_seconds'] / games:.2f} s/game, GNU Go "
+        f"{record['gnugo_cpu_seconds'] / games:.2f} s/game); "
         f"{summary.games_played}/{summary.games_planned} games")
-  summary = summarize(config, done.values())
+  summary = summarize(config, finished_jobs(run_dir, config,
+                                            network.name).values())
   write_outputs(summary, run_dir, plot=plot)
   return summary
 

@@ -1,0 +1,289 @@
+"""Search-parameter ablations (`evaluation.ablation`, `alphago-jax sweep`):
+the quick mode end to end against GNU Go, its files checked against each
+other and every game replayed by the plain-Python referee, resume after an
+interruption, the variants' shared search against each value alone, the
+Elo anchoring against its closed form, and bad arguments."""
+
+import csv
+import functools
+import json
+import math
+import os
+import shutil
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax import gtp, search
+from alphago_jax.cli.main import main as cli
+from alphago_jax.evaluation import ablation
+from alphago_jax.evaluation.gnugo_match import _jit_agent
+
+import go_reference
+from ttt_positions import GAME as TTT, position
+
+needs_gnugo = pytest.mark.skipif(gtp.find_gnugo() is None,
+                                 reason="GNU Go not installed")
+
+# Three variants at λ = 0: the search compiles without rollouts, and with an
+# odd number of variants the round robin and GNU Go jobs share one shape.
+QUICK = ["custom", "--grid", "c_puct=1,2,5", "--mixing", "0", "--quick"]
+
+
+def sweep(*args):
+  return cli(["sweep", *args])
+
+
+def read_csv(path):
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
+def job_games(run_dir):
+  out = {}
+  for name in sorted(os.listdir(os.path.join(run_dir, "jobs"))):
+    with open(os.path.join(run_dir, "jobs", name)) as f:
+      out[name] = json.load(f)["games"]
+  return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+  """The quick mode run whole (A) and interrupted after its first job,
+  with a half-written job file left behind, then resumed (B)."""
+  if gtp.find_gnugo() is None:
+    pytest.skip("GNU Go not installed")
+  root = tmp_path_factory.mktemp("ablation")
+  whole, resumed = str(root / "whole"), str(root / "resumed")
+  assert sweep(*QUICK, "--output", whole) == 0
+  assert sweep(*QUICK, "--output", resumed, "--max-jobs", "1") == 0
+  first = os.listdir(os.path.join(resumed, "jobs"))
+  assert first == ["rr-000.json"]
+  first_path = os.path.join(resumed, "jobs", first[0])
+  before = (os.stat(first_path).st_mtime_ns, open(first_path, "rb").read())
+  stray = os.path.join(resumed, "jobs", "gnugo1-000.json.tmp.12345")
+  with open(stray, "w") as f:
+    f.write('{"job": "gnugo1-000", "games": [')  # killed mid-write
+  assert sweep(*QUICK, "--output", resumed) == 0
+  after = (os.stat(first_path).st_mtime_ns, open(first_path, "rb").read())
+  assert not os.path.exists(stray)
+  # Once more: nothing left to play, nothing counted twice.
+  assert sweep("--resume", resumed) == 0
+  return whole, resumed, before, after
+
+
+@needs_gnugo
+def test_quick_run_files_agree_with_each_other(runs):
+  run_dir = runs[0]
+  for name in ("config.json", "results.csv", "elo.csv", "table.md",
+               "plot.png"):
+    assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
+  stage, config = ablation.read_config(run_dir)
+  assert stage == "custom" and config.num_variants == 3
+  assert config.gnugo_levels == (1,)
+  rows = read_csv(os.path.join(run_dir, "results.csv"))
+  names = ["c_puct=1", "c_puct=2", "c_puct=5"]
+  # Three round-robin pairings and three against GNU Go: variants first.
+  assert [(r["player"], r["opponent"]) for r in rows] == [
+      ("c_puct=1", "c_puct=2"), ("c_puct=1", "c_puct=5"),
+      ("c_puct=1", "gnugo-1"), ("c_puct=2", "c_puct=5"),
+      ("c_puct=2", "gnugo-1"), ("c_puct=5", "gnugo-1")]
+  games = job_games(run_dir)
+  records = [g for gs in games.values() for g in gs]
+  for r in rows:
+    n = int(r["games"])
+    assert n == config.round_robin_games if r["opponent"] in names else (
+        n == config.gnugo_games)
+    assert int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == n
+    assert int(r["black_games"]) == n // 2  # colours alternated
+    mine = [g for g in records if {g["black"], g["white"]} == {
+        r["player"], r["opponent"]}]
+    wins = sum(g["black_result"] * (1 if g["black"] == r["player"] else -1)
+               > 0 for g in mine)
+    assert (len(mine), wins) == (n, int(r["wins"]))
+    lo, hi = float(r["win_rate_low"]), float(r["win_rate_high"])
+    assert lo <= int(r["wins"]) / n <= hi
+  elo = {r["player"]: r for r in read_csv(os.path.join(run_dir, "elo.csv"))}
+  assert set(elo) == set(names) | {"gnugo-1"}
+  assert float(elo["gnugo-1"]["elo"]) == 0.0  # the anchor
+  assert float(elo["gnugo-1"]["elo_low"]) == float(elo["gnugo-1"]["elo_high"])
+  for name, r in elo.items():
+    played = sum(int(x["games"]) for x in rows
+                 if name in (x["player"], x["opponent"]))
+    assert int(r["games"]) == played
+    assert float(r["elo_low"]) <= float(r["elo"]) <= float(r["elo_high"])
+  table = open(os.path.join(run_dir, "table.md")).read()
+  assert "raw Q in [−1, 1]" in table
+  assert f"Played: {len(records)} of {len(records)} games." in table
+  with open(os.path.join(run_dir, "config.json")) as f:
+    record = json.load(f)
+  assert record["command"] == "sweep" and record["version"]
+
+
+@needs_gnugo
+def test_every_game_replays_in_the_reference_referee(runs):
+  # An independent engine: every move legal under positional superko, and
+  # the recorded Tromp-Taylor score equal to the referee's.
+  config = ablation.read_config(runs[0])[1]
+  size = 9
+  for games in job_games(runs[0]).values():
+    for g in games:
+      ref = go_reference.Referee(size, superko=True)
+      moves = g["moves"].split()
+      for vertex in moves:
+        action = gtp.vertex_to_action(vertex, size)
+        ref.play(None if action == size * size else action)
+      assert g["plies"] == len(moves) <= config.max_moves
+      score = go_reference.area_score(ref.board, size, config.komi)
+      assert g["score"] == score
+      if not g["resigned"]:
+        assert g["black_result"] == int(np.sign(score))
+
+
+@needs_gnugo
+def test_resumed_run_equals_the_uninterrupted_one(runs):
+  whole, resumed, before, after = runs
+  assert before == after  # the finished job was not played again
+  assert job_games(resumed) == job_games(whole)
+  for name in ("results.csv", "elo.csv"):
+    assert read_csv(os.path.join(resumed, name)) == read_csv(
+        os.path.join(whole, name))
+
+
+@needs_gnugo
+def test_resume_with_other_settings_is_refused(runs, capsys):
+  run_dir = runs[0]
+  assert sweep(*QUICK, "--simulations", "8", "--output", run_dir) == 2
+  err = capsys.readouterr().err
+  assert "num_simulations: 4 there, 8 here" in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["custom", "--grid", "lambda=0,1"], "no field 'lambda'"),
+    (["custom", "--grid", "mixing=0,1.5"], "mixing"),
+    (["custom", "--grid", "c_puct=1,1"], "repeated value"),
+    (["custom", "--grid", "c_puct"], "FIELD=V1,V2"),
+    (["custom"], "--grid"),
+    (["lambda", "--gnugo-games", "30"], "gnugo_games=30"),
+    (["lambda", "--gnugo-levels", "11"], "gnugo_levels"),
+    (["lambda", "--round-robin-games", "3", "--chunk", "5"],
+     "round_robin_games=3"),
+    (["lambda", "--simulations", "0"], "num_simulations"),
+    (["lambda", "--rollout-policy", "nonsense"], "nonsense"),
+    (["c-puct", "--mixing", "2"], "mixing"),
+    (["lambda"], "--output"),
+    (["lambda", "--worker", "2/2"], "--worker"),
+    (["--resume", "nowhere"], "no such file"),
+])
+def test_bad_arguments_are_rejected_by_name(args, message, tmp_path, capsys):
+  if message != "--output" and args[0] != "--resume":
+    args = [*args, "--output", str(tmp_path / "run")]
+  assert sweep(*args) == 2
+  assert message in capsys.readouterr().err
+  assert not os.path.exists(tmp_path / "run" / "jobs")
+
+
+def test_help_shows_the_presets_and_an_example(capsys):
+  assert cli(["sweep", "--help"]) == 0
+  out = capsys.readouterr().out
+  assert "examples:" in out and "alphago-jax sweep lambda" in out
+  assert "c-puct" in out and "--quick" in out
+
+
+def _value(variables, obs):
+  del variables
+  flat = obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+  return jnp.tanh(flat @ jnp.linspace(-1.0, 1.0, flat.shape[1]))
+
+
+def test_group_moves_equal_each_value_alone():
+  # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
+  # with different c_puct, in one program, play what each value plays alone
+  # with its group's key.
+  static = search.AlphaGoStatic(num_simulations=6, use_rollouts=False)
+  params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
+                                mixing=np.float32([0.0, 0.0]),
+                                virtual_loss=np.float32([3.0, 3.0]))
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[
+      position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
+  key = jax.random.key(7)
+  make = functools.partial(ablation.variant_agent, TTT, search.uniform_policy,
+                           _value, static, None)
+  # As the matches run it: both agents share one compiled program.
+  together = _jit_agent(make(params))(states, key)
+  swapped = _jit_agent(make(jax.tree.map(lambda x: x[::-1], params)))(
+      states, key)
+  alone = jax.jit(lambda p, s, k: search.alphago_search(
+      TTT, search.uniform_policy, _value, (None, None), k, s, config=static,
+      params=p).action)
+  keys = jax.random.split(key, 2)
+  for k in range(2):
+    p = jax.tree.map(lambda x: x[k], params)
+    s = jax.tree.map(lambda x: x[2 * k:2 * k + 2], states)
+    np.testing.assert_array_equal(together[2 * k:2 * k + 2],
+                                  alone(p, s, keys[k]))
+  # The two values play differently here, so each group used its own.
+  assert not np.array_equal(together, swapped)
+
+
+def _record(job, games):
+  return {"job": job, "network": "net@1", "board_size": 9, "seconds": 1.0,
+          "cpu_seconds": 1.0, "gnugo_cpu_seconds": 0.5, "games": games}
+
+
+def _game(black, white, result, moves="D5", gnugo=None, score=7.5):
+  return {"black": black, "white": white, "black_result": result,
+          "score": score, "gnugo_score": gnugo, "plies": 1, "capped": False,
+          "resigned": False, "moves": moves}
+
+
+def test_summary_counts_and_elo_against_the_closed_form():
+  # One variant, GNU Go level 1 only: 3 wins and 1 loss (one as Black of
+  # each), so with one virtual draw the fitted Elo is 400 log10(3.5 / 1.5).
+  config = ablation.AblationConfig(grid=(("c_puct", (5.0,)),),
+                                   gnugo_levels=(1,), gnugo_games=4,
+                                   round_robin_games=0, chunk=2)
+  v, gg = "c_puct=5", "gnugo-1"
+  games = [_game(v, gg, 1, "D5", gnugo=7.5), _game(v, gg, -1, "E5"),
+           _game(gg, v, -1, "D5", gnugo=6.5), _game(gg, v, -1, "C3")]
+  summary = ablation.summarize(config, [_record("gnugo1-000", games)])
+  [p] = summary.pairings
+  assert (p.player, p.opponent, p.wins, p.draws, p.losses) == (v, gg, 3, 0, 1)
+  assert (p.black_games, p.black_wins, p.both_passed, p.scores_agree) == (
+      2, 1, 2, 1)
+  assert summary.ratings[gg] == (0.0, 0.0, 0.0)
+  assert summary.ratings[v][0] == pytest.approx(400 * math.log10(3.5 / 1.5),
+                                                abs=1e-6)
+  assert summary.distinct_games == 4 and summary.complete
+  # Rows for people: the same counts, the interval around the rate.
+  assert "3-0-1 | 75%" in ablation.table_markdown(summary)
+  [row] = list(csv.DictReader(ablation.results_csv(summary).splitlines()))
+  assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
+
+
+def test_anchor_falls_back_to_a_variant_before_gnugo_has_played():
+  config = ablation.preset("lambda", gnugo_games=20, round_robin_games=10)
+  names = config.variant_names()
+  games = [_game(names[0], names[1], 1)] * 10
+  summary = ablation.summarize(config, [_record("rr-000", games)])
+  assert summary.anchor == names[0] and not summary.complete
+  assert summary.ratings[names[0]] == (0.0, 0.0, 0.0)
+  assert summary.ratings[names[1]][0] < 0
+  assert set(summary.ratings) == set(names[:2])
+
+
+def test_plan_interleaves_jobs_and_shares_one_shape():
+  config = ablation.preset("lambda", gnugo_games=40, round_robin_games=10,
+                           chunk=5)
+  jobs = ablation.plan(config)
+  assert [j.name for j in jobs] == [
+      "rr-000", "gnugo1-000", "gnugo10-000", "gnugo1-001", "gnugo10-001"]
+  # Every job: 10 groups (the pairs; each variant twice against GNU Go).
+  assert {len(j.sides) for j in jobs} == {10}
+  assert sorted(a for a, _ in jobs[1].sides) == sorted(list(range(5)) * 2)
+  assert ablation.games_planned(config) == 10 * 10 + 2 * 5 * 40
+  keys = {str(jax.random.key_data(j.key(0))) for j in jobs}
+  seeds = {j.gnugo_seed(0) for j in jobs}
+  assert len(keys) == len(seeds) == len(jobs)
