@@ -129,7 +129,7 @@ class AblationConfig:
   komi: float = 7.5
   gnugo_levels: Tuple[int, ...] = (1, 10)
   gnugo_games: int = 100
-  round_robin_games: int = 20
+  round_robin_games: int = 40
   chunk: int = 5
   max_moves: Optional[int] = None
   random_opening_moves: int = 2
@@ -830,7 +830,7 @@ def plot_summary(summary: Summary, output: str) -> None:
     series["round robin (vs the other variants)"] = rr
   elo = [summary.ratings.get(n) for n in names]
   references = {_display(summary, gnugo_name(l)): summary.ratings[
-      gnugo_name(l)][0] for l in c.gnugo_levels
+      gnugo_name(l)][0] for l in sorted(c.gnugo_levels)
                 if gnugo_name(l) in summary.ratings}
   plot_ablation(x, series, elo, output, xlabel=xlabel, tick_labels=ticks,
                 references=references, log_x=(

@@ -11,6 +11,18 @@ from typing import Mapping, Optional, Sequence, Tuple
 Interval = Tuple[float, float, float]  # (value, low, high)
 
 
+def _dodged(x, j, n, log_x):
+  """x shifted for series j of n, so that equal points stay visible."""
+  if n <= 1 or len(x) < 2:
+    return list(x)
+  shift = (j - (n - 1) / 2) * 0.012
+  if log_x:
+    span = math.log(max(x) / min(x))
+    return [v * math.exp(shift * span) for v in x]
+  span = max(x) - min(x)
+  return [v + shift * span for v in x]
+
+
 def _errorbar(ax, x, points, label, **kwargs):
   pts = [(xi, p) for xi, p in zip(x, points) if p is not None
          and all(math.isfinite(v) for v in p)]
@@ -56,14 +68,18 @@ def plot_ablation(x: Sequence[float],
   if len(elo) != len(x) or any(len(v) != len(x) for v in win_rates.values()):
     raise ValueError(f"plot_ablation: every series needs {len(x)} points")
   fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-  for label, points in win_rates.items():
-    _errorbar(left, x, points, label)
+  for j, (label, points) in enumerate(win_rates.items()):
+    _errorbar(left, _dodged(x, j, len(win_rates), log_x), points, label,
+              color=f"C{j}")
   left.set_ylim(-0.03, 1.03)
   left.set_ylabel("win rate (95% Wilson interval)")
   left.axhline(0.5, color="grey", lw=0.8, ls=":")
   _errorbar(right, x, elo, "variants", color="black")
+  styles = ("--", ":", "-.")
   for i, (label, value) in enumerate((references or {}).items()):
-    right.axhline(value, color=f"C{i + 1}", lw=1, ls="--", label=label)
+    # GNU Go level i: the colour of its win-rate line on the left.
+    right.axhline(value, color=f"C{i}", lw=1.2, ls=styles[i % 3],
+                  label=label)
   right.set_ylabel("Elo (95% interval)")
   for ax in (left, right):
     ax.set_xlabel(xlabel)
