@@ -3,12 +3,15 @@ name the field, run directories (config.json), repeating and resuming a run,
 and a fuzz of hand-edited config files."""
 
 import copy
+import dataclasses
 import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import jax
 import numpy as np
@@ -150,6 +153,139 @@ def test_from_run_repeats_exactly_and_resume_continues(tmp_path, capsys):
                ["--resume", a, "--iterations", "-1"]):
     status, _, err = run_cli(capsys, "train", *argv)
     assert status == 2 and err.startswith("error:"), (argv, err)
+
+
+def _tiny_run(capsys, tmp_path, **changes):
+  """The run `train tictactoe --seed 3 TINY` makes (one compiled iteration
+  with the test above), with `changes`."""
+  status, out, _ = run_cli(capsys, "train", "tictactoe", "--output",
+                           str(tmp_path / "unused"), "--dry-run", "--seed",
+                           "3", *TINY)
+  assert status == 0
+  run = rundir.from_json(AlphaZeroRun, json.loads(out)["config"])
+  return dataclasses.replace(run, **changes)
+
+
+def test_ctrl_c_stops_after_the_iteration_saved_and_resume_matches(
+    tmp_path, capfd):
+  capsys = capfd  # The signal handler's note goes straight to fd 2.
+  from alphago_jax.cli import train as train_cli  # pylint: disable=import-outside-toplevel
+  # Checkpoints only every 10 iterations: the one after Ctrl-C is the
+  # stop's own.
+  run = _tiny_run(capsys, tmp_path, iterations=4, checkpoint_every=10)
+  a, b = str(tmp_path / "a"), str(tmp_path / "b")
+  lines = []
+
+  def log(line):  # Ctrl-C as iteration 1 is logged: iteration 2 is running
+    lines.append(line)
+    if line.startswith("iteration=1 "):
+      os.kill(os.getpid(), signal.SIGINT)
+
+  before = signal.getsignal(signal.SIGINT)
+  history = train_cli.run_alphazero(run, a, progress=False, log=log)
+  assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+  assert [r["iteration"] for r in history] == [1, 2]
+  assert history[-1]["stop"] == "SIGINT"
+  assert "stopping after the current step" in capsys.readouterr().err
+  assert lines[-1] == (f"stopped by SIGINT after iteration 2, saved: "
+                       f"continue with `alphago-jax train --resume {a}`")
+  assert training.latest_step(os.path.join(a, "checkpoints")) == 2
+  records = training.read_metrics(os.path.join(a, "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == [1, 2]
+  # --resume continues to the end, to what an uninterrupted run reaches.
+  status, out, err = run_cli(capsys, "train", "--resume", a)
+  assert status == 0, err
+  assert "resumed from iteration 2" in out and "stop=num_steps" in out
+  train_cli.run_alphazero(run, b, progress=False, log=lambda line: None)
+  state_a, state_b = _params(a, run.train), _params(b, run.train)
+  assert int(state_a.iteration) == int(state_b.iteration) == 4
+  for x, y in zip(jax.tree.leaves((state_a.params, state_a.batch_stats,
+                                   state_a.opt_state)),
+                  jax.tree.leaves((state_b.params, state_b.batch_stats,
+                                   state_b.opt_state))):
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+  records = training.read_metrics(os.path.join(a, "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+
+
+def _start_training(out, *args):
+  return subprocess.Popen(
+      [sys.executable, "-m", "alphago_jax.cli", "train", "tictactoe",
+       "--output", out, "--seed", "3", *TINY, *args],
+      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+      env=dict(os.environ, JAX_PLATFORMS="cpu"))
+
+
+def _wait_for(stream, text):
+  lines = []
+  for line in stream:
+    lines.append(line)
+    if text in line:
+      return lines
+  raise AssertionError(f"never saw {text!r}: {''.join(lines)[-2000:]}")
+
+
+def _check_resumes_to(capsys, out, run, want):
+  status, _, err = run_cli(capsys, "train", "--resume", out)
+  assert status == 0, err
+  got = _params(out, run.train)
+  assert int(got.iteration) == run.iterations
+  for x, y in zip(jax.tree.leaves((want.params, want.opt_state)),
+                  jax.tree.leaves((got.params, got.opt_state))):
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_training_process_once_and_twice(tmp_path, capsys):
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import train as train_cli
+  # Once: the child stops after the iteration running, saved, exit 0, and
+  # says how to resume; the resume ends where an uninterrupted run does.
+  run = _tiny_run(capsys, tmp_path, iterations=40, checkpoint_every=1000)
+  train_cli.run_alphazero(run, str(tmp_path / "straight"), progress=False,
+                          log=lambda line: None)
+  want = _params(str(tmp_path / "straight"), run.train)
+  out = str(tmp_path / "once")
+  proc = _start_training(out, "--iterations", "40", "--checkpoint-every",
+                         "1000")
+  lines = _wait_for(proc.stdout, "iteration=1 ")
+  proc.send_signal(signal.SIGINT)
+  rest, err = proc.communicate(timeout=300)
+  text = "".join(lines) + rest
+  done = training.latest_step(os.path.join(out, "checkpoints"))
+  assert proc.returncode == 0, err[-2000:]
+  assert "SIGINT: stopping after the current step" in err
+  assert f"continue with `alphago-jax train --resume {out}`" in text
+  assert done is not None and 2 <= done < 40, done
+  _check_resumes_to(capsys, out, run, want)
+  # Twice, inside a long iteration: the second ends the child at once
+  # (exit 128 + SIGINT); the checkpoint of iteration 1 is intact and
+  # resumes to the uninterrupted result.
+  run = dataclasses.replace(
+      run, iterations=3, checkpoint_every=1,
+      train=dataclasses.replace(run.train, gradient_steps=3000))
+  train_cli.run_alphazero(run, str(tmp_path / "straight-long"),
+                          progress=False, log=lambda line: None)
+  want = _params(str(tmp_path / "straight-long"), run.train)
+  out = str(tmp_path / "twice")
+  proc = _start_training(out, "--iterations", "3", "--checkpoint-every",
+                         "1", "--train.gradient-steps", "3000")
+  _wait_for(proc.stdout, "iteration=1 ")
+  ckpts = os.path.join(out, "checkpoints")
+  deadline = time.monotonic() + 60
+  while training.latest_step(ckpts) != 1 and time.monotonic() < deadline:
+    time.sleep(0.01)  # Iteration 1 is saved; iteration 2 runs.
+  proc.send_signal(signal.SIGINT)
+  _wait_for(proc.stderr, "stopping after the current step")
+  proc.send_signal(signal.SIGINT)
+  _, err = proc.communicate(timeout=60)
+  assert proc.returncode == 128 + signal.SIGINT, err[-2000:]
+  assert "SIGINT again: stopping now" in err
+  assert training.latest_step(os.path.join(out, "checkpoints")) == 1
+  with capsys.disabled():
+    print(f"\nCtrl-C once: checkpoint {done} of 40; twice: exit "
+          f"{proc.returncode}, checkpoint 1 of 3")
+  _check_resumes_to(capsys, out, run, want)
 
 
 PRO = os.path.join(os.environ.get("ALPHAGO_JAX_DATA", os.path.join(

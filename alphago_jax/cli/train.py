@@ -9,7 +9,9 @@ Three forms:
 The first starts a run from the game's measured defaults with any field
 overridden; `--from-run` repeats a run exactly from its config.json in a new
 directory; `--resume` continues a run in its own directory from its last
-checkpoint (kill -9 and Ctrl-C both leave it resumable).
+checkpoint. Ctrl-C (or SIGTERM) stops a run after the current iteration
+with a checkpoint and says how to resume; a second Ctrl-C stops it at
+once, and kill -9 too leaves the last complete checkpoint to resume from.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ def _use_cpu_devices(count: int, log: Log) -> None:
       log(f"note: JAX already runs with {jax.local_device_count()} "
           f"device(s) in "
           f"this process; cpu_devices={count} takes effect in a new process")
+
+
+def _say_if_stopped_by_signal(history: List[Dict[str, Any]], output: str,
+                              log: Log) -> None:
+  last = history[-1] if history else {}
+  if last.get("stop") in ("SIGINT", "SIGTERM"):
+    log(f"stopped by {last['stop']} after iteration {last['iteration']}, "
+        f"saved: continue with `alphago-jax train --resume {output}`")
 
 
 def _check_fresh(output: str) -> None:
@@ -129,11 +139,12 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
         evaluator=evaluator if run.eval_every else None,
         evaluate_every=run.eval_every,
         checkpoint_every=run.checkpoint_every, stop_when=stop_when,
-        log=log, progress=progress)
+        log=log, progress=progress, handle_signals=True)
   except KeyboardInterrupt:
     log(f"interrupted: {output} keeps its last checkpoint; continue with "
         f"`alphago-jax train --resume {output}`")
     raise
+  _say_if_stopped_by_signal(history, output, log)
   return history
 
 
@@ -178,6 +189,7 @@ def run_sl_policy(run: SLPolicyRun, output: str, *,
     log(f"interrupted: {output} keeps its last checkpoint; continue with "
         f"`alphago-jax train --resume {output}`")
     raise
+  _say_if_stopped_by_signal(history, output, log)
   return history
 
 

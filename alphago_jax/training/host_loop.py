@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -43,34 +44,90 @@ Evaluator = Callable[[Any], Dict[str, Any]]
 
 class _StopSignal:
   """SIGTERM/SIGINT set a flag the loop reads after each step (main thread
-  only; elsewhere the handlers are left alone). A second signal ends the
-  process at once, by the signal's default action: the last complete
-  checkpoint survives that as it survives kill -9 (orbax writes each step
-  to a temporary directory and renames it when complete)."""
+  only; elsewhere the handlers are left alone); a second signal ends the
+  process at once. The last complete checkpoint survives that as it
+  survives kill -9: orbax writes each step to a temporary directory and
+  renames it when complete.
+
+  Python runs signal handlers between bytecodes of the main thread, which
+  sits inside a compiled step for as long as the step takes. So a thread
+  also watches the signals, through `signal.set_wakeup_fd` (written by the
+  C-level handler at once): it acknowledges the first on stderr straight
+  away and ends the process on the second (`os._exit(128 + signum)`, the
+  status a shell reports for a signal). Where another wakeup fd is in use
+  (an event loop's), the handlers do it instead: the acknowledgement waits
+  for the step, and the second signal gets the default action.
+  """
 
   def __init__(self, enabled: bool):
     self.enabled = enabled
     self.received = None
     self._old = {}
+    self._count = 0
+    self._lock = threading.Lock()
+    self._wakeup = None  # the pipe's write end while watched
 
   def __enter__(self):
-    if self.enabled:
-      try:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-          self._old[sig] = signal.signal(sig, self._handle)
-      except ValueError:  # not the main thread
-        pass
+    if not self.enabled or (threading.current_thread()
+                            is not threading.main_thread()):
+      return self
+    for sig in (signal.SIGTERM, signal.SIGINT):
+      self._old[sig] = signal.signal(sig, self._handle)
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+      previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+      previous = None
+    if previous == -1:
+      self._wakeup = write
+      threading.Thread(target=self._watch, args=(read,), daemon=True,
+                       name="host_loop-signals").start()
+    else:
+      if previous is not None:
+        signal.set_wakeup_fd(previous)
+      os.close(read)
+      os.close(write)
     return self
 
+  def _note(self, signum: int) -> None:
+    """The first signal is acknowledged; a second ends the process."""
+    with self._lock:
+      self._count += 1
+      first = self._count == 1
+    name = signal.Signals(signum).name
+    if first:
+      self.received = name
+      # os.write, not print: this may interrupt a print in progress.
+      os.write(2, f"\n{name}: stopping after the current step, with a "
+               f"checkpoint (send it again to stop at once)\n".encode())
+    else:
+      os.write(2, f"\n{name} again: stopping now; the last complete "
+               f"checkpoint is kept\n".encode())
+      os._exit(128 + signum)  # pylint: disable=protected-access
+
+  def _watch(self, read: int) -> None:
+    try:
+      while data := os.read(read, 64):
+        for signum in data:
+          if signum in (signal.SIGINT, signal.SIGTERM):
+            self._note(signum)
+    finally:
+      os.close(read)
+
   def _handle(self, signum, frame):  # pylint: disable=unused-argument
-    self.received = signal.Signals(signum).name
+    if self._wakeup is not None:  # The watcher counts it.
+      self.received = self.received or signal.Signals(signum).name
+      return
+    self._note(signum)
     for sig in self._old:
       signal.signal(sig, signal.SIG_DFL)
-    # os.write, not print: the handler may interrupt a print in progress.
-    os.write(2, f"\n{self.received}: stopping after the current step, with "
-             f"a checkpoint (send it again to stop at once)\n".encode())
 
   def __exit__(self, *exc):
+    if self._wakeup is not None:
+      signal.set_wakeup_fd(-1)
+      os.close(self._wakeup)  # The watcher reads the end and closes its end.
+      self._wakeup = None
     for sig, old in self._old.items():
       signal.signal(sig, old)
 
