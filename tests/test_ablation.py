@@ -9,7 +9,10 @@ import functools
 import json
 import math
 import os
-import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -51,13 +54,18 @@ def job_games(run_dir):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-  """The quick mode run whole (A) and interrupted after its first job,
-  with a half-written job file left behind, then resumed (B)."""
+  """The quick mode run whole (A); interrupted after its first job, with a
+  half-written job file left behind, then resumed (B); and by two workers
+  one after the other (C)."""
   if gtp.find_gnugo() is None:
     pytest.skip("GNU Go not installed")
   root = tmp_path_factory.mktemp("ablation")
-  whole, resumed = str(root / "whole"), str(root / "resumed")
+  whole, resumed, workers = (str(root / n) for n in ("whole", "resumed",
+                                                      "workers"))
   assert sweep(*QUICK, "--output", whole) == 0
+  assert sweep(*QUICK, "--output", workers, "--worker", "1/2") == 0
+  assert os.listdir(os.path.join(workers, "jobs")) == ["gnugo1-000.json"]
+  assert sweep(*QUICK, "--output", workers, "--worker", "0/2") == 0
   assert sweep(*QUICK, "--output", resumed, "--max-jobs", "1") == 0
   first = os.listdir(os.path.join(resumed, "jobs"))
   assert first == ["rr-000.json"]
@@ -71,7 +79,7 @@ def runs(tmp_path_factory):
   assert not os.path.exists(stray)
   # Once more: nothing left to play, nothing counted twice.
   assert sweep("--resume", resumed) == 0
-  return whole, resumed, before, after
+  return whole, resumed, before, after, workers
 
 
 @needs_gnugo
@@ -144,12 +152,13 @@ def test_every_game_replays_in_the_reference_referee(runs):
 
 @needs_gnugo
 def test_resumed_run_equals_the_uninterrupted_one(runs):
-  whole, resumed, before, after = runs
+  whole, resumed, before, after, workers = runs
   assert before == after  # the finished job was not played again
-  assert job_games(resumed) == job_games(whole)
-  for name in ("results.csv", "elo.csv"):
-    assert read_csv(os.path.join(resumed, name)) == read_csv(
-        os.path.join(whole, name))
+  for other in (resumed, workers):
+    assert job_games(other) == job_games(whole)
+    for name in ("results.csv", "elo.csv"):
+      assert read_csv(os.path.join(other, name)) == read_csv(
+          os.path.join(whole, name))
 
 
 @needs_gnugo
@@ -287,3 +296,38 @@ def test_plan_interleaves_jobs_and_shares_one_shape():
   keys = {str(jax.random.key_data(j.key(0))) for j in jobs}
   seeds = {j.gnugo_seed(0) for j in jobs}
   assert len(keys) == len(seeds) == len(jobs)
+
+
+@pytest.mark.slow
+@needs_gnugo
+def test_lambda_quick_run_survives_kill_9(tmp_path):
+  # The λ preset (rollouts compiled in) in a subprocess, killed with
+  # SIGKILL once its first job is on disk, then rerun with the same command:
+  # every planned game once, the killed run's job kept as it was.
+  from helpers import ROOT, cpu_env  # pylint: disable=import-outside-toplevel
+  out = str(tmp_path / "run")
+  command = [sys.executable, "-m", "alphago_jax.cli", "sweep", "lambda",
+             "--quick", "--gnugo-games", "12", "--output", out]
+  proc = subprocess.Popen(command, cwd=ROOT, env=cpu_env(),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+  first = os.path.join(out, "jobs", "rr-000.json")
+  deadline = time.time() + 600
+  while not os.path.exists(first) and proc.poll() is None:
+    assert time.time() < deadline
+    time.sleep(0.2)
+  proc.send_signal(signal.SIGKILL)
+  proc.wait()
+  assert proc.returncode == -signal.SIGKILL  # killed, not finished
+  assert len(os.listdir(os.path.join(out, "jobs"))) < 4
+  kept = open(first, "rb").read()
+  done = subprocess.run(command, cwd=ROOT, env=cpu_env(), text=True,
+                        capture_output=True, timeout=900, check=False)
+  assert done.returncode == 0, done.stderr[-3000:]
+  assert open(first, "rb").read() == kept
+  config = ablation.read_config(out)[1]
+  summary = ablation.summarize(config, ablation.finished_jobs(
+      out, config).values())
+  assert summary.complete and summary.games_played == 20 + 3 * 20
+  assert sorted(os.listdir(os.path.join(out, "jobs"))) == [
+      "gnugo1-000.json", "gnugo1-001.json", "gnugo1-002.json",
+      "rr-000.json"]
