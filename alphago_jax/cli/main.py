@@ -12,6 +12,9 @@ from typing import List, Optional
 
 # name -> (module, one line of help)
 COMMANDS = {
+    "demo": ("alphago_jax.cli.demo",
+             "no training needed: the seed's table at a reduced size, then "
+             "the shipped 9x9 network against GNU Go, in minutes"),
     "train": ("alphago_jax.cli.train",
               "train a network (AlphaZero on tictactoe/go9, the SL policy "
               "stage) in a run directory; repeat or resume a run"),
@@ -39,6 +42,7 @@ commands:
 {commands}
 
 examples:
+  alphago-jax demo
   alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
   alphago-jax train --resume runs/ttt
   alphago-jax arena --game tictactoe uct:100 random --games 100
