@@ -22,6 +22,7 @@ import pytest
 from alphago_jax import gtp, search
 from alphago_jax.cli.main import main as cli
 from alphago_jax.evaluation import ablation
+from alphago_jax.evaluation import ablation_report as report
 from alphago_jax.evaluation.gnugo_match import _jit_agent
 
 import go_reference
@@ -257,7 +258,7 @@ def test_summary_counts_and_elo_against_the_closed_form():
   v, gg = "c_puct=5", "gnugo-1"
   games = [_game(v, gg, 1, "D5", gnugo=7.5), _game(v, gg, -1, "E5"),
            _game(gg, v, -1, "D5", gnugo=6.5), _game(gg, v, -1, "C3")]
-  summary = ablation.summarize(config, [_record("gnugo1-000", games)])
+  summary = report.summarize(config, [_record("gnugo1-000", games)])
   [p] = summary.pairings
   assert (p.player, p.opponent, p.wins, p.draws, p.losses) == (v, gg, 3, 0, 1)
   assert (p.black_games, p.black_wins, p.both_passed, p.scores_agree) == (
@@ -267,8 +268,8 @@ def test_summary_counts_and_elo_against_the_closed_form():
                                                 abs=1e-6)
   assert summary.distinct_games == 4 and summary.complete
   # Rows for people: the same counts, the interval around the rate.
-  assert "3-0-1 | 75%" in ablation.table_markdown(summary)
-  [row] = list(csv.DictReader(ablation.results_csv(summary).splitlines()))
+  assert "3-0-1 | 75%" in report.table_markdown(summary)
+  [row] = list(csv.DictReader(report.results_csv(summary).splitlines()))
   assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
 
 
@@ -276,7 +277,7 @@ def test_anchor_falls_back_to_a_variant_before_gnugo_has_played():
   config = ablation.preset("lambda", gnugo_games=20, round_robin_games=10)
   names = config.variant_names()
   games = [_game(names[0], names[1], 1)] * 10
-  summary = ablation.summarize(config, [_record("rr-000", games)])
+  summary = report.summarize(config, [_record("rr-000", games)])
   assert summary.anchor == names[0] and not summary.complete
   assert summary.ratings[names[0]] == (0.0, 0.0, 0.0)
   assert summary.ratings[names[1]][0] < 0
@@ -292,7 +293,7 @@ def test_plan_interleaves_jobs_and_shares_one_shape():
   # Every job: 10 groups (the pairs; each variant twice against GNU Go).
   assert {len(j.sides) for j in jobs} == {10}
   assert sorted(a for a, _ in jobs[1].sides) == sorted(list(range(5)) * 2)
-  assert ablation.games_planned(config) == 10 * 10 + 2 * 5 * 40
+  assert config.games_planned() == 10 * 10 + 2 * 5 * 40
   keys = {str(jax.random.key_data(j.key(0))) for j in jobs}
   seeds = {j.gnugo_seed(0) for j in jobs}
   assert len(keys) == len(seeds) == len(jobs)
@@ -325,7 +326,7 @@ def test_lambda_quick_run_survives_kill_9(tmp_path):
   assert done.returncode == 0, done.stderr[-3000:]
   assert open(first, "rb").read() == kept
   config = ablation.read_config(out)[1]
-  summary = ablation.summarize(config, ablation.finished_jobs(
+  summary = report.summarize(config, ablation.finished_jobs(
       out, config).values())
   assert summary.complete and summary.games_played == 20 + 3 * 20
   assert sorted(os.listdir(os.path.join(out, "jobs"))) == [

@@ -148,7 +148,7 @@ def main(argv: List[str]) -> int:
   args = tyro.cli(SweepArgs, args=argv, prog="alphago-jax sweep",
                   description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import ablation
+  from alphago_jax.evaluation import ablation, ablation_report
   from alphago_jax.gtp import find_gnugo
   try:
     if args.resume is not None:
@@ -175,7 +175,7 @@ def main(argv: List[str]) -> int:
     return 2
   print(f"sweep {stage}: {config.num_variants} variants "
         f"({', '.join(config.variant_names())}), "
-        f"{ablation.games_planned(config)} games -> {output}", flush=True)
+        f"{config.games_planned()} games -> {output}", flush=True)
   try:
     summary = ablation.run_ablation(
         config, output, stage=stage, max_jobs=args.max_jobs, worker=worker,
@@ -183,8 +183,14 @@ def main(argv: List[str]) -> int:
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
-  print(ablation.table_markdown(summary))
-  state = "done" if summary.complete else "unfinished (run again to resume)"
+  print(ablation_report.table_markdown(summary))
+  if summary.complete:
+    state = "done"
+  elif args.max_jobs is None and worker[1] > 1:
+    state = (f"this worker's jobs done, the others' not yet (worker "
+             f"{args.worker})")
+  else:
+    state = "unfinished (run the same command again to resume)"
   print(f"{summary.games_played}/{summary.games_planned} games, {state}; "
         f"results in {os.path.join(output, 'table.md')}")
   return 0

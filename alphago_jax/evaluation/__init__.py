@@ -1,10 +1,11 @@
 """Evaluation: a batched arena, matches against GNU Go, parameter
 ablations, and the statistics to read them."""
 
-from alphago_jax.evaluation.ablation import (AblationConfig, Job, Pairing,
-                                            Summary, group_moves, plan,
-                                            play_job, run_ablation,
-                                            summarize, variant_agent)
+from alphago_jax.evaluation.ablation import (AblationConfig, Job,
+                                            group_moves, plan, play_job,
+                                            run_ablation, variant_agent)
+from alphago_jax.evaluation.ablation_report import (Pairing, Summary,
+                                                   summarize)
 from alphago_jax.evaluation.arena import GameResults, Record, play, record
 from alphago_jax.evaluation.elo import (EloTable, elo_covariance,
                                         elo_difference, elo_from_score,

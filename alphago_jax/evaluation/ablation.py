@@ -49,35 +49,29 @@ uninterrupted run, none counted twice.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
-import io
 import itertools
 import json
 import math
 import os
 import resource
 import time
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
-                    Sequence, Tuple)
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
 import jax
 import numpy as np
 
-from alphago_jax.evaluation import elo as elo_lib
+from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
+                                                   gnugo_name, summarize,
+                                                   write_atomic,
+                                                   write_outputs)
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
-from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
 
-PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
-# Readable names of the parameters, for tables and plots.
-SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl"}
 JOBS_DIR = "jobs"
-OUTPUTS = ("results.csv", "elo.csv", "table.md", "plot.png")
-GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
 
 
 def _int(name, value, low, high=None):
@@ -85,10 +79,6 @@ def _int(name, value, low, high=None):
       high is not None and value > high):
     bound = f">= {low}" if high is None else f"from {low} to {high}"
     raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
-
-
-def gnugo_name(level: int) -> str:
-  return f"gnugo-{level}"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -258,13 +248,17 @@ class AblationConfig:
       return gnugo_name(min(self.gnugo_levels))
     return self.variant_names()[0]
 
+  def games_planned(self) -> int:
+    """Games of the whole ablation."""
+    return sum(2 * len(j.sides) * self.chunk for j in plan(self))
+
   def players(self) -> List[str]:
     """Variants, then GNU Go levels (ascending)."""
     return self.variant_names() + [gnugo_name(l)
                                    for l in sorted(self.gnugo_levels)]
 
 
-# -- The search of many variants in one program ---------------------------------
+# -- The search of many variants in one program --------------------------------
 
 def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
                 variables, params: alphago.AlphaGoParams,
@@ -346,7 +340,7 @@ def load_network(network: str, komi: float) -> Network:
                  value_fn=value_fn, variables=variables)
 
 
-# -- Jobs -----------------------------------------------------------------------
+# -- Jobs ----------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class Job:
@@ -464,392 +458,7 @@ def play_job(config: AblationConfig, job: Job,
           "gnugo_cpu_seconds": _children_cpu() - children, "games": games}
 
 
-# -- Results --------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Pairing:
-  """One pairing's games, from `player`'s side.
-
-  Attributes:
-    player, opponent: names (a variant first; in the round robin the
-      variant listed first).
-    wins, draws, losses: `player`'s results.
-    black_games, black_wins: those with `player` as Black.
-    both_passed: games both sides passed out (scored by both engines).
-    scores_agree: of those, GNU Go's `final_score` equal to Tromp-Taylor
-      (against GNU Go only; 0 in the round robin).
-    capped: games stopped by `max_moves`.
-  """
-  player: str
-  opponent: str
-  wins: int = 0
-  draws: int = 0
-  losses: int = 0
-  black_games: int = 0
-  black_wins: int = 0
-  both_passed: int = 0
-  scores_agree: int = 0
-  capped: int = 0
-
-  @property
-  def games(self) -> int:
-    return self.wins + self.draws + self.losses
-
-  @property
-  def points(self) -> float:
-    return self.wins + 0.5 * self.draws
-
-  def win_rate(self) -> float:
-    return self.wins / self.games
-
-  def interval(self) -> Tuple[float, float]:
-    """95% Wilson interval of the win rate."""
-    return wilson_interval(self.wins, self.games)
-
-
-@dataclasses.dataclass(frozen=True)
-class Summary:
-  """An ablation's results so far.
-
-  Attributes:
-    config: the ablation.
-    labels: per variant, `{field: value}`.
-    pairings: in `config.players()` order, variant pairings first.
-    ratings: player -> (Elo, low, high), 95%, anchor at 0; empty before
-      any game.
-    games_played, games_planned: totals.
-    distinct_games: games whose move sequence no other game repeats
-      within its pairing and colours, plus one per repeated sequence.
-    cost: kind ("round robin", "gnugo-L") -> (games, wall seconds, our CPU
-      seconds, GNU Go CPU seconds).
-    network: the network's name.
-    board_size: the board's size (0 before any game).
-    anchor: the player rated 0: `config.anchor()`, or before it has played,
-      the first variant that has.
-  """
-  config: AblationConfig
-  labels: List[Dict[str, float]]
-  pairings: List[Pairing]
-  ratings: Dict[str, Tuple[float, float, float]]
-  games_played: int
-  games_planned: int
-  distinct_games: int
-  cost: Dict[str, Tuple[int, float, float, float]]
-  network: str
-  board_size: int
-  anchor: str
-
-  @property
-  def complete(self) -> bool:
-    return self.games_played == self.games_planned
-
-  def pairing(self, player: str, opponent: str) -> Optional[Pairing]:
-    for p in self.pairings:
-      if (p.player, p.opponent) == (player, opponent):
-        return p
-    return None
-
-
-def games_planned(config: AblationConfig) -> int:
-  return sum(2 * len(j.sides) * config.chunk for j in plan(config))
-
-
-def summarize(config: AblationConfig, records: Iterable[Mapping[str, Any]],
-              *, prior_draws: float = 1.0) -> Summary:
-  """Pairings, Elo and checks from finished jobs' records."""
-  players = config.players()
-  order = {n: i for i, n in enumerate(players)}
-  counts: Dict[Tuple[str, str], Dict[str, int]] = {}
-  sequences: Dict[Tuple[str, str], List[str]] = {}
-  cost: Dict[str, List[float]] = {}
-  played = 0
-  network, board_size = "", 0
-  for record in records:
-    network, board_size = record["network"], record["board_size"]
-    kind = None
-    for g in record["games"]:
-      black, white = g["black"], g["white"]
-      for name in (black, white):
-        if name not in order:
-          raise ValueError(f"ablation: job {record['job']} has a player "
-                           f"{name!r} that this config does not have")
-      player, opponent = sorted((black, white), key=order.get)
-      c = counts.setdefault((player, opponent), dict.fromkeys(
-          ("wins", "draws", "losses", "black_games", "black_wins",
-           "both_passed", "scores_agree", "capped"), 0))
-      result = g["black_result"] * (1 if player == black else -1)
-      c["wins" if result > 0 else "losses" if result < 0 else "draws"] += 1
-      if player == black:
-        c["black_games"] += 1
-        c["black_wins"] += int(result > 0)
-      if g["gnugo_score"] is not None:
-        c["both_passed"] += 1
-        c["scores_agree"] += int(abs(g["gnugo_score"] - g["score"]) < 1e-6)
-      c["capped"] += int(g["capped"])
-      sequences.setdefault((black, white), []).append(g["moves"])
-      played += 1
-      kind = "round robin" if opponent in config.variant_names() else opponent
-    if kind is not None:
-      totals = cost.setdefault(kind, [0, 0.0, 0.0, 0.0])
-      totals[0] += len(record["games"])
-      totals[1] += record["seconds"]
-      totals[2] += record["cpu_seconds"]
-      totals[3] += record["gnugo_cpu_seconds"]
-  pairings = [Pairing(player=p, opponent=o, **counts[(p, o)])
-              for p, o in sorted(counts, key=lambda k: (order[k[0]],
-                                                        order[k[1]]))]
-  ratings: Dict[str, Tuple[float, float, float]] = {}
-  anchor = config.anchor()
-  active = {n for p in pairings for n in (p.player, p.opponent)}
-  if pairings and anchor not in active:
-    anchor = next(n for n in players if n in active)
-  if pairings:
-    names = [anchor] + [n for n in players if n != anchor]
-    index = {n: i for i, n in enumerate(names)}
-    k = len(names)
-    points, games = np.zeros((k, k)), np.zeros((k, k))
-    for p in pairings:
-      i, j = index[p.player], index[p.opponent]
-      points[i, j] += p.points
-      points[j, i] += p.games - p.points
-      games[i, j] += p.games
-      games[j, i] += p.games
-    table = elo_lib.elo_table(names, points, games, prior_draws=prior_draws)
-    intervals = elo_lib.elo_intervals(table.ratings, games,
-                                      prior_draws=prior_draws)
-    for n, r, (lo, hi) in zip(names, table.ratings, intervals):
-      if n in active:
-        ratings[n] = (float(r), lo, hi)
-  distinct = sum(len(set(s)) for s in sequences.values())
-  return Summary(config=config, labels=config.values()[1],
-                 pairings=pairings, ratings=ratings, games_played=played,
-                 games_planned=games_planned(config),
-                 distinct_games=distinct,
-                 cost={k: tuple(v) for k, v in cost.items()},
-                 network=network, board_size=board_size, anchor=anchor)
-
-
-# -- Output files ---------------------------------------------------------------
-
-def write_atomic(path: str, data) -> None:
-  """Writes `data` (str or bytes) to a temporary file, fsyncs it and
-  renames it over `path`."""
-  tmp = f"{path}.tmp.{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data.encode("utf-8") if isinstance(data, str) else data)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-
-
-def _fmt(x: float, digits: int = 3) -> str:
-  return f"{x:.{digits}f}"
-
-
-def results_csv(summary: Summary) -> str:
-  """One row per pairing."""
-  out = io.StringIO()
-  w = csv.writer(out, lineterminator="\n")
-  w.writerow(["player", "opponent", "games", "wins", "draws", "losses",
-              "win_rate", "win_rate_low", "win_rate_high", "black_games",
-              "black_wins", "both_passed", "scores_agree", "capped"])
-  for p in summary.pairings:
-    lo, hi = p.interval()
-    w.writerow([p.player, p.opponent, p.games, p.wins, p.draws, p.losses,
-                _fmt(p.win_rate(), 4), _fmt(lo, 4), _fmt(hi, 4),
-                p.black_games, p.black_wins, p.both_passed, p.scores_agree,
-                p.capped])
-  return out.getvalue()
-
-
-def _player_games(summary: Summary, name: str) -> Tuple[int, float]:
-  games = sum(p.games for p in summary.pairings if name in (p.player,
-                                                           p.opponent))
-  points = sum(p.points if p.player == name else p.games - p.points
-               for p in summary.pairings if name in (p.player, p.opponent))
-  return games, points
-
-
-def elo_csv(summary: Summary) -> str:
-  """One row per player: Elo with its 95% interval, games, score and the
-  variant's parameter values (empty for GNU Go)."""
-  out = io.StringIO()
-  w = csv.writer(out, lineterminator="\n")
-  fields = [n for n, _ in summary.config.grid]
-  w.writerow(["player", "elo", "elo_low", "elo_high", "games", "score"]
-             + fields)
-  labels = dict(zip(summary.config.variant_names(), summary.labels))
-  for name in summary.config.players():
-    if name not in summary.ratings:
-      continue
-    r, lo, hi = summary.ratings[name]
-    games, points = _player_games(summary, name)
-    label = labels.get(name, {})
-    w.writerow([name, _fmt(r, 1), _fmt(lo, 1), _fmt(hi, 1), games,
-                _fmt(points / games, 4)]
-               + [f"{label[f]:g}" if f in label else "" for f in fields])
-  return out.getvalue()
-
-
-def _display(summary: Summary, name: str) -> str:
-  """`λ=0.25`, `GNU Go 10`: a player's name for people."""
-  if name.startswith("gnugo-"):
-    return f"GNU Go {name[len('gnugo-'):]}"
-  return name.replace("mixing=", "λ=").replace("virtual_loss=", "n_vl=")
-
-
-def _rate_cell(p: Optional[Pairing]) -> str:
-  if p is None:
-    return "–"
-  lo, hi = p.interval()
-  return (f"{p.wins}-{p.draws}-{p.losses} | {100 * p.win_rate():.0f}% "
-          f"[{100 * lo:.0f}, {100 * hi:.0f}]")
-
-
-def table_markdown(summary: Summary) -> str:
-  """The whole result for people: settings, pairings, Elo, checks, cost."""
-  c = summary.config
-  swept = ", ".join(f"{SYMBOLS[n]} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}"
-                    for n, vs in c.grid)
-  fixed = [f"{SYMBOLS[n]} = {getattr(c, n):g}" for n in PARAMETERS
-           if n not in dict(c.grid)
-           and (n != "virtual_loss" or c.leaves_per_step > 1)]
-  static = c.static()
-  leaf = []
-  if static.use_value:
-    leaf.append("value head v")
-  if static.use_rollouts:
-    leaf.append(f"{c.rollouts_per_leaf} {c.rollout_policy} rollout"
-                f"{'s' if c.rollouts_per_leaf > 1 else ''} per leaf")
-  lines = [
-      f"# Ablation of AlphaGo's search: {swept}", "",
-      f"- Search: {c.num_simulations} simulations per move, PUCT on raw Q "
-      f"in [−1, 1] (AlphaGo's scale, not mctx's normalised Q), "
-      f"{'; '.join(fixed) or 'nothing else fixed'}; "
-      f"{c.leaves_per_step} leaf per step"
-      f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
-      f"{' and '.join(leaf)}.",
-      f"- Network: {summary.network or c.network} (policy head = prior, "
-      f"value head = v).",
-      f"- Games: {summary.board_size}×{summary.board_size} Go, "
-      f"komi {c.komi:g}, positional superko, Tromp-Taylor scoring by our "
-      f"engine, colours alternated, {c.random_opening_moves} random "
-      f"opening plies, "
-      + (f"stopped after {c.max_moves} plies and scored as they stand"
-         if c.max_moves else "played to two passes") + "; GNU Go levels "
-      f"{', '.join(map(str, c.gnugo_levels)) or 'none'} ({GNUGO_FLAGS}); "
-      f"seed {c.seed}.",
-      f"- Played: {summary.games_played} of {summary.games_planned} games"
-      + ("." if summary.complete else " (run unfinished)."), ""]
-  names = c.variant_names()
-  if c.gnugo_levels:
-    levels = sorted(c.gnugo_levels)
-    lines += ["## Against GNU Go", "",
-              "| variant | " + " | ".join(
-                  f"GNU Go {l}: W-D-L | win rate [95% CI]" for l in levels)
-              + " |", "|---|" + "---|---|" * len(levels)]
-    for n in names:
-      lines.append(f"| {_display(summary, n)} | " + " | ".join(
-          _rate_cell(summary.pairing(n, gnugo_name(l))) for l in levels)
-          + " |")
-    lines.append("")
-  rr = [p for p in summary.pairings if p.opponent in names]
-  if rr:
-    lines += ["## Round robin", "",
-              "| player | opponent | W-D-L | win rate [95% CI] |",
-              "|---|---|---|---|"]
-    lines += [f"| {_display(summary, p.player)} | "
-              f"{_display(summary, p.opponent)} | {_rate_cell(p)} |"
-              for p in rr]
-    lines.append("")
-  if summary.ratings:
-    lines += [f"## Elo (anchor: {_display(summary, summary.anchor)} = 0; one "
-              f"fitted table over all games, one virtual draw per pair that "
-              f"played)", "",
-              "| player | Elo [95% CI] | games | score |", "|---|---|---|---|"]
-    ranked = sorted(summary.ratings.items(), key=lambda kv: -kv[1][0])
-    for name, (r, lo, hi) in ranked:
-      games, points = _player_games(summary, name)
-      lines.append(f"| {_display(summary, name)} | {r:+.0f} [{lo:+.0f}, "
-                   f"{hi:+.0f}] | {games} | {100 * points / games:.1f}% |")
-    lines.append("")
-  vs_gnugo = [p for p in summary.pairings if p.opponent not in names]
-  passed = sum(p.both_passed for p in vs_gnugo)
-  agree = sum(p.scores_agree for p in vs_gnugo)
-  capped = sum(p.capped for p in summary.pairings)
-  lines += ["## Checks", "",
-            f"- Every move was checked legal by our engine (an illegal one "
-            f"stops the run); GNU Go's board equalled ours at the end of "
-            f"every game.",
-            f"- Games against GNU Go that both sides passed out: {passed}; "
-            f"GNU Go's `final_score` equal to our Tromp-Taylor score in "
-            f"{agree} (it removes stones it judges dead; we count every "
-            f"stone).",
-            f"- Games stopped by the ply cap: {capped}.",
-            f"- Distinct games (move sequences, per pairing and colours): "
-            f"{summary.distinct_games} of {summary.games_played}.", ""]
-  if summary.cost:
-    lines += ["## Cost", "", "| games | played | wall s per game | our CPU "
-              "s per game | GNU Go CPU s per game |", "|---|---|---|---|---|"]
-    for kind, (n, wall, ours, gnugo) in summary.cost.items():
-      label = kind if kind == "round robin" else _display(summary, kind)
-      lines.append(f"| {label} | {n} | {wall / n:.2f} | {ours / n:.2f} | "
-                   f"{gnugo / n:.2f} |")
-    lines.append("")
-  return "\n".join(lines)
-
-
-def plot_summary(summary: Summary, output: str) -> None:
-  """`plot.png`: win rate (Wilson 95%) and Elo (95%) against the swept
-  parameter (or the variant, for a grid over several)."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.viz.ablation import plot_ablation
-  c = summary.config
-  names = c.variant_names()
-  if len(c.grid) == 1:
-    field, values = c.grid[0]
-    x, ticks, xlabel = list(values), None, SYMBOLS[field]
-  else:
-    x, ticks, xlabel = list(range(len(names))), [
-        _display(summary, n) for n in names], "variant"
-  series = {}
-  for opponent in [gnugo_name(l) for l in sorted(c.gnugo_levels)]:
-    rows = [summary.pairing(n, opponent) for n in names]
-    series[f"vs {_display(summary, opponent)}"] = [
-        None if p is None else (p.win_rate(), *p.interval()) for p in rows]
-  if c.round_robin_games:
-    rr = []
-    for n in names:
-      games = wins = 0
-      for p in summary.pairings:
-        if p.opponent in names and n in (p.player, p.opponent):
-          games += p.games
-          wins += p.wins if p.player == n else p.losses
-      rr.append(None if games == 0 else (wins / games,
-                                         *wilson_interval(wins, games)))
-    series["round robin (vs the other variants)"] = rr
-  elo = [summary.ratings.get(n) for n in names]
-  references = {_display(summary, gnugo_name(l)): summary.ratings[
-      gnugo_name(l)][0] for l in sorted(c.gnugo_levels)
-                if gnugo_name(l) in summary.ratings}
-  plot_ablation(x, series, elo, output, xlabel=xlabel, tick_labels=ticks,
-                references=references, log_x=(
-                    len(c.grid) == 1 and c.grid[0][0] == "c_puct"),
-                title=table_markdown(summary).splitlines()[0][2:])
-
-
-def write_outputs(summary: Summary, run_dir: str, *, plot: bool = True
-                  ) -> None:
-  """results.csv, elo.csv, table.md and (with `plot`) plot.png, each
-  written atomically."""
-  write_atomic(os.path.join(run_dir, "results.csv"), results_csv(summary))
-  write_atomic(os.path.join(run_dir, "elo.csv"), elo_csv(summary))
-  write_atomic(os.path.join(run_dir, "table.md"), table_markdown(summary))
-  if plot and summary.pairings:
-    plot_summary(summary, os.path.join(run_dir, "plot.png"))
-
-
-# -- The resumable run ------------------------------------------------------------
+# -- The resumable run ---------------------------------------------------------
 
 def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
   """Writes config.json in a new run directory; in an existing one, checks
@@ -1014,7 +623,7 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
   return summary
 
 
-# -- Presets ----------------------------------------------------------------------
+# -- Presets -------------------------------------------------------------------
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 C_PUCTS = (0.5, 1.0, 2.0, 5.0, 10.0)

@@ -4,7 +4,7 @@ anchored on GNU Go level 1 (`alphago-jax sweep lambda`, which this runs;
 any option of it may follow).
 
     python experiments/alphago/ablate_lambda.py --output runs/lambda
-    python experiments/alphago/ablate_lambda.py --output runs/lambda-quick --quick
+    python experiments/alphago/ablate_lambda.py --quick --output runs/lq
 
 Results and the full command: docs/ablations.md.
 """
