@@ -56,17 +56,29 @@ def job_games(run_dir):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
   """The quick mode run whole (A); interrupted after its first job, with a
-  half-written job file left behind, then resumed (B); and by two workers
-  one after the other (C)."""
+  half-written job file left behind, then resumed (B); and while another
+  live process holds its first job, then after that process died (C)."""
   if gtp.find_gnugo() is None:
     pytest.skip("GNU Go not installed")
   root = tmp_path_factory.mktemp("ablation")
   whole, resumed, workers = (str(root / n) for n in ("whole", "resumed",
                                                       "workers"))
   assert sweep(*QUICK, "--output", whole) == 0
-  assert sweep(*QUICK, "--output", workers, "--worker", "1/2") == 0
-  assert os.listdir(os.path.join(workers, "jobs")) == ["gnugo1-000.json"]
-  assert sweep(*QUICK, "--output", workers, "--worker", "0/2") == 0
+  os.makedirs(os.path.join(workers, "jobs"))
+  holder = subprocess.Popen(["sleep", "60"])
+  lock = os.path.join(workers, "jobs", "rr-000.lock")
+  with open(lock, "w") as f:
+    f.write(str(holder.pid))
+  try:
+    assert sweep(*QUICK, "--output", workers) == 0
+    assert sorted(os.listdir(os.path.join(workers, "jobs"))) == [
+        "gnugo1-000.json", "rr-000.lock"]
+  finally:
+    holder.kill()
+    holder.wait()
+  assert sweep(*QUICK, "--output", workers) == 0  # the lock is stale now
+  assert sorted(os.listdir(os.path.join(workers, "jobs"))) == [
+      "gnugo1-000.json", "rr-000.json"]
   assert sweep(*QUICK, "--output", resumed, "--max-jobs", "1") == 0
   first = os.listdir(os.path.join(resumed, "jobs"))
   assert first == ["rr-000.json"]
@@ -184,7 +196,6 @@ def test_resume_with_other_settings_is_refused(runs, capsys):
     (["lambda", "--rollout-policy", "nonsense"], "nonsense"),
     (["c-puct", "--mixing", "2"], "mixing"),
     (["lambda"], "--output"),
-    (["lambda", "--worker", "2/2"], "--worker"),
     (["--resume", "nowhere"], "no such file"),
 ])
 def test_bad_arguments_are_rejected_by_name(args, message, tmp_path, capsys):
@@ -301,10 +312,12 @@ def test_plan_interleaves_jobs_and_shares_one_shape():
 
 @pytest.mark.slow
 @needs_gnugo
-def test_lambda_quick_run_survives_kill_9(tmp_path):
+def test_lambda_quick_run_survives_kill_9_and_shares_two_processes(
+    tmp_path):
   # The λ preset (rollouts compiled in) in a subprocess, killed with
-  # SIGKILL once its first job is on disk, then rerun with the same command:
-  # every planned game once, the killed run's job kept as it was.
+  # SIGKILL once its first job is on disk, then rerun with the same command
+  # in two processes at once: every planned game once, the killed run's
+  # job kept as it was.
   from helpers import ROOT, cpu_env  # pylint: disable=import-outside-toplevel
   out = str(tmp_path / "run")
   command = [sys.executable, "-m", "alphago_jax.cli", "sweep", "lambda",
@@ -321,14 +334,19 @@ def test_lambda_quick_run_survives_kill_9(tmp_path):
   assert proc.returncode == -signal.SIGKILL  # killed, not finished
   assert len(os.listdir(os.path.join(out, "jobs"))) < 4
   kept = open(first, "rb").read()
-  done = subprocess.run(command, cwd=ROOT, env=cpu_env(), text=True,
-                        capture_output=True, timeout=900, check=False)
-  assert done.returncode == 0, done.stderr[-3000:]
+  # Resumed by two processes at once: they share the remaining jobs.
+  procs = [subprocess.Popen(command, cwd=ROOT, env=cpu_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+           for _ in range(2)]
+  for p in procs:
+    _, err = p.communicate(timeout=900)
+    assert p.returncode == 0, err[-3000:]
   assert open(first, "rb").read() == kept
   config = ablation.read_config(out)[1]
   summary = report.summarize(config, ablation.finished_jobs(
       out, config).values())
   assert summary.complete and summary.games_played == 20 + 3 * 20
+  # Every job once, no lock left behind.
   assert sorted(os.listdir(os.path.join(out, "jobs"))) == [
       "gnugo1-000.json", "gnugo1-001.json", "gnugo1-002.json",
       "rr-000.json"]

@@ -17,7 +17,8 @@ Go level 1 only, one job of each kind, games cut at 12 plies).
 Writes `config.json`, `jobs/`, `results.csv`, `elo.csv`, `table.md` and
 `plot.png` into the output directory. A killed run continues where it
 stopped when the same command (or `--resume DIR`) is run again; finished
-jobs are never replayed.
+jobs are never replayed. The same command started twice plays with two
+processes: each takes the next job nobody plays.
 """
 
 from __future__ import annotations
@@ -65,8 +66,6 @@ class SweepArgs:
     random_opening_moves: random plies at the start of every game.
     seed: seed of the search keys and GNU Go seeds.
     max_jobs: stop after this many jobs (the run stays resumable).
-    worker: I/N: play every N-th job from the I-th, so that N processes
-      (each started with its own I, same other options) share the run.
     plot: draw plot.png.
   """
   preset: tyro.conf.Positional[
@@ -92,14 +91,13 @@ class SweepArgs:
   random_opening_moves: Optional[int] = None
   seed: Optional[int] = None
   max_jobs: Optional[int] = None
-  worker: str = "0/1"
   plot: bool = True
 
 
 # Options that are AblationConfig fields under another name.
 _RENAMED = {"simulations": "num_simulations"}
 _NOT_CONFIG = ("preset", "output", "resume", "grid", "quick", "max_jobs",
-               "worker", "plot")
+               "plot")
 
 
 def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
@@ -115,15 +113,6 @@ def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
       raise ValueError(f"--grid {item!r}: values must be numbers") from None
     out.append((name.strip(), parsed))
   return tuple(out)
-
-
-def parse_worker(text: str) -> Tuple[int, int]:
-  """`"1/2"` -> `(1, 2)`."""
-  index, sep, count = text.partition("/")
-  if not (sep and index.isdigit() and count.isdigit()
-          and int(index) < int(count)):
-    raise ValueError(f"--worker {text!r}: expected I/N with 0 <= I < N")
-  return int(index), int(count)
 
 
 def build_config(args: SweepArgs):
@@ -166,7 +155,6 @@ def main(argv: List[str]) -> int:
       output = args.output
     if args.max_jobs is not None and args.max_jobs < 0:
       raise ValueError(f"--max-jobs must be >= 0, got {args.max_jobs}")
-    worker = parse_worker(args.worker)
     if config.gnugo_levels and find_gnugo() is None:
       raise ValueError("GNU Go is not installed (apt-get install gnugo), "
                        "or run the round robin alone: --gnugo-levels")
@@ -178,7 +166,7 @@ def main(argv: List[str]) -> int:
         f"{config.games_planned()} games -> {output}", flush=True)
   try:
     summary = ablation.run_ablation(
-        config, output, stage=stage, max_jobs=args.max_jobs, worker=worker,
+        config, output, stage=stage, max_jobs=args.max_jobs,
         plot=args.plot, log=lambda line: print(line, flush=True))
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
@@ -186,9 +174,8 @@ def main(argv: List[str]) -> int:
   print(ablation_report.table_markdown(summary))
   if summary.complete:
     state = "done"
-  elif args.max_jobs is None and worker[1] > 1:
-    state = (f"this worker's jobs done, the others' not yet (worker "
-             f"{args.worker})")
+  elif args.max_jobs is None:
+    state = "the rest is being played by another process"
   else:
     state = "unfinished (run the same command again to resume)"
   print(f"{summary.games_played}/{summary.games_planned} games, {state}; "

@@ -39,8 +39,9 @@ so both kinds have the same shape and the whole ablation compiles once.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
-atomically when the job ends) and, rewritten from the finished jobs after
-each one, `results.csv` (one row per pairing), `elo.csv`, `table.md` and
+atomically when the job ends; `<job>.lock` while a process plays it, so
+that several processes can share a run) and, rewritten from the finished
+jobs after each one, `results.csv` (one row per pairing), `elo.csv`, `table.md` and
 `plot.png`. A job's key and GNU Go seeds derive from the seed, its level and
 its index alone, so a killed run restarted with the same config replays the
 unfinished job from its start and plays exactly the games of an
@@ -531,6 +532,8 @@ def finished_jobs(run_dir: str, config: AblationConfig,
     return done
   for entry in sorted(os.listdir(directory)):
     path = os.path.join(directory, entry)
+    if entry.endswith(".lock"):
+      continue  # A job being played (or a killed run's: `_claim`).
     if ".tmp." in entry:
       pid = entry.rsplit(".", 1)[-1]
       if not (pid.isdigit() and _alive(int(pid))):
@@ -560,13 +563,44 @@ def finished_jobs(run_dir: str, config: AblationConfig,
   return done
 
 
+def _claim(run_dir: str, name: str) -> Optional[str]:
+  """Takes job `name` for this process: creates `jobs/<name>.lock` holding
+  our pid, replacing a lock whose process is gone. Returns its path, or
+  None when a live process holds the job."""
+  path = os.path.join(run_dir, JOBS_DIR, f"{name}.lock")
+  for _ in range(2):
+    try:
+      fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+      try:
+        with open(path, encoding="utf-8") as f:
+          holder = f.read().strip()
+      except FileNotFoundError:
+        continue  # Released meanwhile: try again.
+      if holder.isdigit() and _alive(int(holder)):
+        return None
+      try:  # Left by a killed run.
+        os.remove(path)
+      except FileNotFoundError:
+        pass
+      continue
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+      f.write(str(os.getpid()))
+    return path
+  return None
+
+
 def run_ablation(config: AblationConfig, run_dir: str, *,
                  stage: str = "custom", max_jobs: Optional[int] = None,
-                 worker: Tuple[int, int] = (0, 1),
                  log: Callable[[str], None] = print, plot: bool = True
                  ) -> Summary:
   """Plays the ablation's unfinished jobs in `run_dir`, writing the outputs
   after each (module docstring).
+
+  Several processes may run the same ablation in one run directory at
+  once: each takes the next job that is neither finished nor held by
+  another live process (`jobs/<job>.lock`), and writes the outputs from
+  every job finished on disk.
 
   Args:
     config: the ablation.
@@ -574,9 +608,6 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
       same config).
     stage: the preset's name, recorded in config.json.
     max_jobs: stop after playing this many jobs (None: all).
-    worker: `(i, n)`: play only the jobs at plan positions i, i + n, ...,
-      so that n processes share one run directory (each writes the outputs
-      from every job finished on disk).
     log: progress lines.
     plot: also draw plot.png.
 
@@ -585,10 +616,6 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
   """
   if max_jobs is not None:
     _int("max_jobs", max_jobs, 0)
-  if not (isinstance(worker, tuple) and len(worker) == 2):
-    raise ValueError(f"worker must be (index, count), got {worker!r}")
-  _int("worker count", worker[1], 1)
-  _int("worker index", worker[0], 0, worker[1] - 1)
   network = load_network(config.network, config.komi)
   # A bad rollout policy fails here, before the run directory exists.
   alphago.make_leaf_value(network.game, network.value_fn, config.static())
@@ -600,13 +627,22 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
     log(f"resuming {run_dir}: {len(done)} of {len(jobs)} jobs done")
   played = 0
   for n, job in enumerate(jobs):
-    if n % worker[1] != worker[0] or job.name in done:
+    if job.name in done:
       continue
     if max_jobs is not None and played >= max_jobs:
       break
-    record = play_job(config, job, network)
-    write_atomic(os.path.join(run_dir, JOBS_DIR, f"{job.name}.json"),
-                 json.dumps(record, indent=None, allow_nan=False) + "\n")
+    path = os.path.join(run_dir, JOBS_DIR, f"{job.name}.json")
+    lock = _claim(run_dir, job.name)
+    if lock is None:
+      log(f"[{n + 1}/{len(jobs)}] {job.name}: played by another process")
+      continue
+    try:
+      if os.path.exists(path):
+        continue  # Finished by another process since we last looked.
+      record = play_job(config, job, network)
+      write_atomic(path, json.dumps(record, allow_nan=False) + "\n")
+    finally:
+      os.remove(lock)
     played += 1
     done = finished_jobs(run_dir, config, network.name)
     summary = summarize(config, done.values())
