@@ -26,6 +26,7 @@ LONG_FIRST = (
     "tests/test_notebooks.py",
     "tests/test_supervised.py",
     "tests/test_sweep.py",
+    "tests/test_ablation.py",
     "tests/test_faults.py",
     "tests/test_cli.py",
     "tests/test_alphago_search.py",
