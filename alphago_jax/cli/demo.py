@@ -20,6 +20,7 @@ Two parts:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from typing import List, Tuple
@@ -47,10 +48,10 @@ class DemoArgs:
     gnugo_level: GNU Go's level, 0 to 10.
     seed: the table's seed and the search's key.
   """
-  games: int = 64
+  games: int = 100
   table_simulations: Tuple[int, ...] = (0, 10, 100, 1000)
-  moves: int = 12
-  simulations: int = 64
+  moves: int = 16
+  simulations: int = 128
   gnugo_level: int = 1
   seed: int = 0
 
@@ -88,6 +89,14 @@ def table(args: DemoArgs) -> bool:
   return ok
 
 
+@functools.lru_cache(maxsize=2)
+def _player(simulations: int):
+  """The shipped network with its search (compiled on its first move; kept
+  for the process)."""
+  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
+  return gtp.load_player("az-9x9", simulations=simulations)
+
+
 def _side(colour: int) -> str:
   return "Black" if colour == 0 else "White"
 
@@ -103,7 +112,7 @@ def go_game(args: DemoArgs) -> None:
 
   print(f"== 2. The shipped 9x9 network plays {args.moves} moves ==\n",
         flush=True)
-  player = gtp.load_player("az-9x9", simulations=args.simulations)
+  player = _player(args.simulations)
   game = player.game
   gnugo = None
   if gtp.find_gnugo() is None:
@@ -160,8 +169,8 @@ def go_game(args: DemoArgs) -> None:
 def main(argv: List[str]) -> int:
   """`alphago-jax demo ARGS`; returns the exit status."""
   args = tyro.cli(DemoArgs, args=argv, prog="alphago-jax demo",
-                  description=DemoArgs.__doc__.split("\n\n")[0] + "\n\n"
-                  + EXAMPLES)
+                  description=" ".join(DemoArgs.__doc__.split("\n\n")[0]
+                                       .split()) + "\n\n" + EXAMPLES)
   try:
     _check(args)
   except ValueError as e:
