@@ -37,8 +37,8 @@ def run_cli(capsys, *argv):
   return status, out.out, out.err
 
 
-@pytest.mark.parametrize("command", ["train", "selfplay", "arena", "show",
-                                     "reproduce"])
+@pytest.mark.parametrize("command", ["demo", "train", "selfplay", "arena",
+                                     "show", "reproduce"])
 def test_every_subcommand_has_help_with_an_example(capsys, command):
   status, out, _ = run_cli(capsys, command, "--help")
   assert status == 0
@@ -48,7 +48,8 @@ def test_every_subcommand_has_help_with_an_example(capsys, command):
 def test_top_level_help_lists_the_commands_and_rejects_unknown_ones(capsys):
   status, out, _ = run_cli(capsys, "--help")
   assert status == 0
-  for name in ("train", "selfplay", "arena", "gtp", "show", "reproduce"):
+  for name in ("demo", "train", "selfplay", "arena", "gtp", "show",
+               "reproduce"):
     assert re.search(rf"^  {name} ", out, re.M), name
   status, _, err = run_cli(capsys, "frobnicate")
   assert status == 2 and "unknown command 'frobnicate'" in err
