@@ -91,9 +91,15 @@ def record(out, who):
   return tuple(int(x) for x in m.groups())
 
 
-def test_tour_tictactoe(tmp_path, monkeypatch):
-  _, out = execute("tour_tictactoe.ipynb", tmp_path, monkeypatch)
-  assert "budget: small" in out
+# The small budget in the default suite; the full one, what a person gets,
+# in the slow suite.
+BUDGETS = ["small", pytest.param("full", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_tour_tictactoe(tmp_path, monkeypatch, budget):
+  _, out = execute("tour_tictactoe.ipynb", tmp_path, monkeypatch, budget)
+  assert f"budget: {budget}" in out
   # The position: X at 4, 8; O at 0, 2; X to move.
   m = re.search(r"^([.XO]{3})\n([.XO]{3})\n([.XO]{3})$", out, re.M)
   board = tuple(".XO".index(c) for c in "".join(m.groups()))
@@ -119,7 +125,7 @@ def test_tour_tictactoe(tmp_path, monkeypatch):
   from alphago_jax import evaluation  # pylint: disable=import-outside-toplevel
   w, d, l = record(out, "UCT-100 vs random")
   rec = evaluation.Record(wins=w, draws=d, losses=l)
-  assert rec.games == 64
+  assert rec.games == (64 if budget == "small" else 128)
   assert experiment.consistent(100, rec), rec
   # The 4-iteration network with search: perfect play never loses, so it
   # wins none, as X or O, and it loses some ("still loses to perfect
@@ -170,15 +176,18 @@ def _replay(game_data):
   return game, before, state
 
 
-def test_go9_vs_gnugo(tmp_path, monkeypatch):
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_go9_vs_gnugo(tmp_path, monkeypatch, budget):
   _gnugo()
   # pylint: disable=import-outside-toplevel
   from alphago_jax import gtp
   from alphago_jax.games import sgf
   from alphago_jax.gtp.watch import gnugo_score
-  nb, out = execute("go9_vs_gnugo.ipynb", tmp_path, monkeypatch)
+  nb, out = execute("go9_vs_gnugo.ipynb", tmp_path, monkeypatch, budget)
+  assert f"budget: {budget}" in out
   with open(tmp_path / "game.json") as f:
     data = json.load(f)
+  assert data["simulations"] == (16 if budget == "small" else 256)
   game, before, final = _replay(data)
   moves = data["moves"]
   assert len(moves) > 20, len(moves)
