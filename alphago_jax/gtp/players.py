@@ -209,6 +209,24 @@ class PolicyPlayer:
                          after)
 
 
+def _candidates(out, legal, visits, q, prior, action: int, *, rank
+                ) -> Tuple[Candidate, ...]:
+  """The analysis lines of one search: every visited legal move, the move
+  played first, the rest in `rank` order; winrates from Q in [-1, 1]."""
+  seen = sorted((int(a) for a in np.flatnonzero(legal & (visits > 0))),
+                key=rank)
+  if action in seen:
+    seen.remove(action)
+  seen.insert(0, action)
+  tree = {k: np.asarray(out[k]) for k in ("children_index",
+                                          "children_visits")}
+  return tuple(
+      Candidate(action=a, visits=int(visits[a]),
+                winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
+                prior=float(prior[a]), pv=_principal_variation(tree, a))
+      for a in seen)
+
+
 def _principal_variation(tree, action: int) -> Tuple[int, ...]:
   """The most visited line from the root's child `action` (host numpy)."""
   pv = [action]
@@ -399,18 +417,9 @@ class SearchPlayer:
     q = np.asarray(out["q"])
     prior = np.asarray(out["prior"])
     action = int(out["action"])
-    seen = [int(a) for a in np.flatnonzero(legal & (visits > 0))]
-    seen.sort(key=lambda a: (-weights[a], -visits[a], a))
-    if action in seen:
-      seen.remove(action)
-    seen.insert(0, action)
-    tree = {k: np.asarray(out[k]) for k in ("children_index",
-                                            "children_visits")}
-    candidates = tuple(
-        Candidate(action=a, visits=int(visits[a]),
-                  winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
-                  prior=float(prior[a]), pv=_principal_variation(tree, a))
-        for a in seen)
+    candidates = _candidates(
+        out, legal, visits, q, prior, action,
+        rank=lambda a: (-weights[a], -visits[a], a))
     winrate = float((np.asarray(out["root_value"]) + 1) / 2)
     return Decision(action=action, resign=self._resigns(winrate),
                     candidates=candidates, winrate=winrate,
@@ -605,19 +614,9 @@ class AlphaGoPlayer:
     legal = np.asarray(state.legal_action_mask)
     visits = np.asarray(out["visits"])
     action = int(out["action"])
-    seen = [int(a) for a in np.flatnonzero(legal & (visits > 0))]
-    seen.sort(key=lambda a: (-visits[a], a))
-    if action in seen:
-      seen.remove(action)
-    seen.insert(0, action)
-    tree = {k: np.asarray(out[k]) for k in ("children_index",
-                                            "children_visits")}
     q, prior = np.asarray(out["q"]), np.asarray(out["prior"])
-    candidates = tuple(
-        Candidate(action=a, visits=int(visits[a]),
-                  winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
-                  prior=float(prior[a]), pv=_principal_variation(tree, a))
-        for a in seen)
+    candidates = _candidates(out, legal, visits, q, prior, action,
+                             rank=lambda a: (-visits[a], a))
     winrate = float((np.asarray(out["root_value"]) + 1) / 2)
     resign = bool(self.resign_threshold is not None
                   and winrate < self.resign_threshold)
