@@ -135,3 +135,59 @@ def test_final_scores_agree_with_gnugo_when_one_side_only_passes():
   np.testing.assert_allclose(out.score, [-32.5, 17.5])
   np.testing.assert_allclose(out.gnugo_score, out.score)
   assert list(out.returns) == [-1, -1]
+
+
+def illegal_agent(states, key):
+  """Plays on the first occupied point: illegal wherever a stone stands."""
+  del key
+  occupied = ~states.legal_action_mask[:, :-1]
+  return jnp.where(occupied.any(-1), jnp.argmax(occupied, -1),
+                   0).astype(jnp.int32)
+
+
+def test_an_illegal_move_forfeits_the_game_for_either_side():
+  # GNU Go's stand-in answers the centre, which our agent's first move (as
+  # Black) takes: its reply is illegal, so it forfeits those games. As
+  # White our agent plays on GNU Go's centre stone and forfeits its own.
+  centre = GO5.vertex_to_action("C3")
+
+  def centre_agent(states, key):
+    del key
+    return jnp.full(states.current_player.shape, centre, jnp.int32)
+  out = gnugo_match(GO5, centre_agent, jax.random.key(3), level=1,
+                    games_per_colour=2, make_player=lambda i: Scripted(centre))
+  assert out.forfeited.all() and not out.unplayed.any()
+  # Black games: GNU Go's illegal reply at ply 1 loses; White games: ours.
+  np.testing.assert_array_equal(out.returns, [1, 1, -1, -1])
+  np.testing.assert_array_equal(out.lengths, [1, 1, 1, 1])
+  assert (out.moves[:, 1:] == -1).all()
+  assert out.result().wins == 2 and out.result().losses == 2
+
+
+class DiesAt(Scripted):
+  """Passes, until its `genmove` number `n` finds the process dead."""
+
+  def __init__(self, n):
+    super().__init__(GO5.pass_action)
+    self.n, self.calls = n, 0
+
+  def genmove(self):
+    self.calls += 1
+    if self.calls >= self.n:
+      raise gtp.GTPConnectionError("gtp: engine 'gnugo' died")
+    return self.move
+
+
+def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
+  # Game 1's GNU Go dies on its first genmove; the other three games play
+  # to the end (random agent against passes) and are counted.
+  with pytest.warns(UserWarning, match="game 1 not played: .*died"):
+    out = gnugo_match(GO5, random_agent, jax.random.key(4), level=1,
+                      games_per_colour=2, check_boards=False,
+                      make_player=lambda i: DiesAt(1 if i == 1 else 10**9))
+  np.testing.assert_array_equal(out.unplayed, [False, True, False, False])
+  assert out.returns[1] == 0
+  assert (out.moves[1, 1:] == -1).all()
+  r = out.result()
+  assert r.as_first.games + r.as_second.games == 3
+  assert all(out.lengths[i] > 2 for i in (0, 2, 3))

@@ -436,6 +436,8 @@ def play_job(config: AblationConfig, job: Job,
   seconds = time.perf_counter() - start
   games = []
   for i in range(2 * per_colour):
+    if out.unplayed is not None and out.unplayed[i]:
+      continue  # Its GNU Go died or refused a move: no result to keep.
     a, b = job.sides[(i % per_colour) // config.chunk]
     ours = names[a]
     theirs = gnugo_name(job.level) if b < 0 else names[b]
@@ -452,6 +454,7 @@ def play_job(config: AblationConfig, job: Job,
         "score": float(out.score[i]), "gnugo_score": gnugo,
         "plies": int(out.lengths[i]), "capped": bool(out.capped[i]),
         "resigned": bool(out.resigned[i]),
+        "forfeited": bool(out.forfeited[i]),
         "moves": " ".join(game.action_to_vertex(m) for m in moves)})
   return {"job": job.name, "network": network.name,
           "board_size": int(game.size), "seconds": seconds,

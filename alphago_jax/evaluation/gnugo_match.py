@@ -43,6 +43,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import math
+import warnings
 from typing import Callable, Optional, Sequence
 
 import chex
@@ -51,6 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.evaluation.arena import Record
+from alphago_jax.gtp.client import GTPConnectionError, GTPError
 from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
@@ -77,6 +79,10 @@ class Outcomes:
       passes, NaN elsewhere; None when not asked.
     moves: int32 `[B, T]`, the actions played, ply by ply (T the longest
       game), -1 after a game's end (a resignation is not a move).
+    forfeited: bool `[B]`, the game ended on an illegal move (by our rules)
+      of the mover, who lost it: `returns` says which side that was.
+    unplayed: bool `[B]`, the game could not be finished (its GNU Go
+      process died or refused a move): not played, left out of `result()`.
   """
   agent_black: np.ndarray
   returns: np.ndarray
@@ -86,11 +92,15 @@ class Outcomes:
   score: Optional[np.ndarray] = None
   gnugo_score: Optional[np.ndarray] = None
   moves: Optional[np.ndarray] = None
+  forfeited: Optional[np.ndarray] = None
+  unplayed: Optional[np.ndarray] = None
 
   def result(self, games: Optional[Sequence[int]] = None) -> MatchResult:
     """Wins/draws/losses per colour (`as_first`: as Black) over `games`
-    (indices; all by default)."""
+    (indices; all by default), unplayed games left out."""
     idx = np.arange(len(self.returns)) if games is None else np.asarray(games)
+    if self.unplayed is not None:
+      idx = idx[~self.unplayed[idx]]
 
     def rec(mask):
       r = self.returns[idx][mask]
@@ -154,9 +164,14 @@ def _half(states, lo, hi):
 
 def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
           random_opening_moves):
-  """The host loop; `opponent` has `moves(states, ids, ply)` ->
-  (actions, resign) for games `ids` (all its to move) and
-  `observe(ids, actions)` for the moves played in them by others."""
+  """The host loop; `opponent` has `moves(states, ids, ply)` -> a function
+  giving (actions, resign, failed) for games `ids` (all its to move), and
+  `observe(ids, actions)` for the moves played in them by others.
+
+  An illegal move (by our rules) from either side forfeits the game: the
+  mover loses it. A game whose opponent failed (`failed`: its process died,
+  or it refused a move) ends there and is reported unplayed; the others go
+  on."""
   g = games_per_colour
   batch = 2 * g
   init, advance, board_score = _compiled(game)
@@ -167,6 +182,8 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   states = init(init_key, batch)
   returns = np.zeros(batch, np.float32)
   resigned = np.zeros(batch, bool)
+  forfeited = np.zeros(batch, bool)
+  unplayed = np.zeros(batch, bool)
   played = []  # [B] per ply, -1 where a game was over or resigned
   ply = 0
   while not bool(np.all(jax.device_get(states.terminated))) and (
@@ -181,6 +198,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
     if np.any(np.asarray(states.current_player)[~done] != ply % 2):
       raise ValueError(f"match: {game.name} does not alternate strictly (a "
                        f"game has the wrong player to move at ply {ply})")
+    failed = np.zeros(batch, bool)
     if ply < random_opening_moves:
       actions = np.asarray(random_fn(states, agent_key))
       resign = np.zeros(batch, bool)
@@ -190,23 +208,25 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       pending = opponent.moves(_half(states, *theirs), theirs_ids, ply,
                                opp_key)
       our_actions = np.asarray(agent_fn(_half(states, *ours), agent_key))
-      their_actions, their_resign = pending()
+      their_actions, their_resign, their_failed = pending()
       actions = np.empty(batch, np.int32)
       actions[ours[0]:ours[1]] = our_actions
       actions[theirs[0]:theirs[1]] = their_actions
       resign = np.zeros(batch, bool)
       resign[theirs[0]:theirs[1]] = their_resign
+      failed[theirs[0]:theirs[1]] = their_failed
       live = ~done[ours[0]:ours[1]]
       opponent.observe(ours_ids[live], our_actions[live])
     legal = np.asarray(states.legal_action_mask)
-    bad = ~done & ~resign & ~legal[np.arange(batch), actions]
-    if bad.any():
-      i = int(np.flatnonzero(bad)[0])
-      who = "our agent" if ours[0] <= i < ours[1] else "the opponent"
-      raise RuntimeError(f"match: illegal action {int(actions[i])} by {who} "
-                         f"at ply {ply} of game {i}")
+    bad = ~done & ~resign & ~failed & ~legal[np.arange(batch), actions]
     resigned |= resign & ~done
-    played.append(np.where(done | resign, -1, actions).astype(np.int32))
+    forfeited |= bad
+    unplayed |= failed & ~done
+    played.append(np.where(done | resign | bad | failed, -1,
+                           actions).astype(np.int32))
+    # A forfeit or a failed game ends as a resignation of the mover (the
+    # result of a failed one is discarded).
+    resign = resign | bad | failed
     states, reward = advance(states, jnp.asarray(actions),
                              jnp.asarray(resign), agent_player)
     returns += np.asarray(reward)
@@ -219,12 +239,14 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
     black = np.sign(score)
     returns = np.where(capped, np.where(np.arange(batch) < g, black, -black),
                        returns).astype(np.float32)
+  returns = np.where(unplayed, 0.0, returns).astype(np.float32)
   return states, Outcomes(
       agent_black=np.repeat([True, False], g), returns=returns,
       lengths=np.asarray(states.step_count), resigned=resigned,
       capped=capped, score=score,
       moves=(np.stack(played, axis=1) if played
-             else np.zeros((batch, 0), np.int32)))
+             else np.zeros((batch, 0), np.int32)),
+      forfeited=forfeited, unplayed=unplayed)
 
 
 class _AgentOpponent:
@@ -235,7 +257,8 @@ class _AgentOpponent:
 
   def moves(self, states, ids, ply, key):
     actions = self.fn(states, key)  # Dispatched; read in the closure.
-    return lambda: (np.asarray(actions), np.zeros(len(ids), bool))
+    return lambda: (np.asarray(actions), np.zeros(len(ids), bool),
+                    np.zeros(len(ids), bool))
 
   def observe(self, ids, actions):
     pass
@@ -250,7 +273,7 @@ class _GnuGoOpponent:
     self.game = game
     self.pool = pool
     self.queued = [[] for _ in players]
-    self.out = [False] * len(players)  # Resigned, or the game is over.
+    self.failed = [False] * len(players)  # Died, or refused a move.
 
   def _genmove(self, i):
     p = self.players[i]
@@ -268,14 +291,22 @@ class _GnuGoOpponent:
     def collect():
       actions = np.full(len(ids), self.game.pass_action, np.int32)
       resign = np.zeros(len(ids), bool)
+      failed = np.zeros(len(ids), bool)
       for j, i in enumerate(ids):
         if i in futures:
-          a = futures[i].result()
+          try:
+            a = futures[i].result()
+          except (GTPConnectionError, GTPError) as e:
+            # The process died, hung or refused a move of ours: this game
+            # cannot be finished; the others go on.
+            warnings.warn(f"gnugo_match: game {int(i)} not played: {e}")
+            self.failed[int(i)] = failed[j] = True
+            continue
           if a == RESIGN:
             resign[j] = True
           else:
             actions[j] = a
-      return actions, resign
+      return actions, resign, failed
     return collect
 
   def observe(self, ids, actions):
@@ -296,11 +327,14 @@ class _GnuGoOpponent:
     return np.asarray(list(self.pool.map(score, range(len(self.players)))),
                       np.float32)
 
-  def check_boards(self, states):
-    """GNU Go's board must equal ours at the end of every game."""
+  def check_boards(self, states, skip: np.ndarray):
+    """GNU Go's board must equal ours at the end of every game not in
+    `skip` (forfeited or unplayed games, where the two differ by design)."""
     ours = np.asarray(jax.vmap(self.game.stones)(states))
 
     def check(i):
+      if skip[i]:
+        return ours[i]
       p = self.players[i]
       for a in self.queued[i]:
         p.play(int(a))
@@ -365,10 +399,12 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
           game, agent, opponent, key, games_per_colour=games_per_colour,
           max_moves=max_moves, random_opening_moves=random_opening_moves)
       if check_boards:
-        opponent.check_boards(states)
+        opponent.check_boards(states,
+                              outcomes.forfeited | outcomes.unplayed)
       if final_scores:
         over = (np.asarray(states.terminated)
-                & (np.asarray(states.passes) >= 2) & ~outcomes.resigned)
+                & (np.asarray(states.passes) >= 2) & ~outcomes.resigned
+                & ~outcomes.forfeited & ~outcomes.unplayed)
         outcomes = dataclasses.replace(
             outcomes, gnugo_score=opponent.final_scores(over))
     finally:
