@@ -346,8 +346,9 @@ def table_markdown(summary: Summary) -> str:
   capped = sum(p.capped for p in summary.pairings)
   lines += ["## Checks", "",
             f"- Every move was checked legal by our engine (an illegal one "
-            f"stops the run); GNU Go's board equalled ours at the end of "
-            f"every game.",
+            f"forfeits the game: `forfeited` in jobs/; a game whose GNU Go "
+            f"died is left out); GNU Go's board equalled ours at the end of "
+            f"every other game.",
             f"- Games against GNU Go that both sides passed out: {passed}; "
             f"GNU Go's `final_score` equal to our Tromp-Taylor score in "
             f"{agree} (it removes stones it judges dead; we count every "
