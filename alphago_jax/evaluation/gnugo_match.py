@@ -43,6 +43,8 @@ import concurrent.futures
 import dataclasses
 import functools
 import math
+import os
+import threading
 import warnings
 from typing import Callable, Optional, Sequence
 
@@ -266,12 +268,16 @@ class _AgentOpponent:
 
 class _GnuGoOpponent:
   """One GNU Go per game; our moves are queued and sent before its next
-  genmove, in that game's thread."""
+  genmove, in that game's thread. At most one genmove per core thinks at a
+  time: a hundred GNU Gos thinking at once on two cores would take the
+  same total time, but each answer would take fifty times as long and could
+  overrun the GTP timeout."""
 
   def __init__(self, players, game, pool):
     self.players = players
     self.game = game
     self.pool = pool
+    self.thinking = threading.BoundedSemaphore(os.cpu_count() or 1)
     self.queued = [[] for _ in players]
     self.failed = [False] * len(players)  # Died, or refused a move.
 
@@ -280,7 +286,8 @@ class _GnuGoOpponent:
     for a in self.queued[i]:
       p.play(int(a))
     self.queued[i] = []
-    return p.genmove()
+    with self.thinking:
+      return p.genmove()
 
   def moves(self, states, ids, ply, key):
     del ply, key
