@@ -1,0 +1,142 @@
+"""AlphaGo's value network v_θ (Silver et al. 2016, Methods).
+
+Input is a batch of AlphaGo feature planes `[B, N, N, C]`
+(`games.go_features`, from the point of view of the player to move), the
+policy network's planes plus `player_colour` (the paper's 49th plane: komi
+makes the colours unequal, so the value must know which one moves). The
+paper's network: the policy trunk (a 5x5 convolution of k filters, then
+3x3 convolutions of k filters, each with a ReLU), then a 1x1 convolution of
+one filter, a fully connected layer of 256 ReLU units and a fully
+connected tanh unit: the expected outcome in [-1, 1] for the player to
+move. In the paper layer 1 is the 5x5 convolution, layers 2 to 11 the
+policy's 3x3 convolutions, layer 12 one more 3x3, layer 13 the 1x1, 14 the
+256 ReLU units and 15 the tanh: `num_layers = 13` counts the convolutions
+as `PolicyNetConfig.num_layers` does, the two dense layers on top.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Tuple
+
+import chex
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from alphago_jax.games import go_features
+
+
+def _int(name, value, minimum):
+  if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ValueNetConfig:
+  """Depth, width, input planes and board of the value network.
+
+  Attributes:
+    num_layers: convolution layers, the first and the 1x1 output included
+      (paper: 13, then the two dense layers).
+    filters: k, filters of every hidden convolution (paper: 192).
+    features: the input planes, `go_features` names (default: the policy's
+      46 default planes plus `player_colour`; the paper's 49 are
+      `go_features.ALPHAGO_VALUE_FEATURES`).
+    board_size: N.
+    first_kernel: the first layer's kernel size (paper: 5).
+    hidden: units of the fully connected ReLU layer (paper: 256).
+  """
+  num_layers: int = 6
+  filters: int = 64
+  features: Tuple[str, ...] = go_features.DEFAULT_VALUE_FEATURES
+  board_size: int = 19
+  first_kernel: int = 5
+  hidden: int = 256
+
+  def __post_init__(self):
+    _int("num_layers", self.num_layers, 2)
+    _int("filters", self.filters, 1)
+    _int("board_size", self.board_size, 2)
+    _int("first_kernel", self.first_kernel, 1)
+    _int("hidden", self.hidden, 1)
+    if not isinstance(self.features, tuple):
+      raise ValueError(f"features must be a tuple of go_features names, got "
+                       f"{self.features!r}")
+    go_features.num_planes(self.features)  # checks the names
+
+  @property
+  def num_planes(self) -> int:
+    """C, the input planes."""
+    return go_features.num_planes(self.features)
+
+  @classmethod
+  def cpu(cls) -> "ValueNetConfig":
+    """The default, 6 convolutions of 64 filters on 47 planes, the size of
+    the CPU policy preset (`PolicyNetConfig.cpu`)."""
+    return cls()
+
+  @classmethod
+  def paper(cls) -> "ValueNetConfig":
+    """The paper's 13 convolutions of 192 filters, 256 hidden units, on
+    all 49 planes (an accelerator's network)."""
+    return cls(num_layers=13, filters=192,
+               features=go_features.ALPHAGO_VALUE_FEATURES)
+
+  @classmethod
+  def tiny(cls, board_size: int = 9) -> "ValueNetConfig":
+    """Small enough for unit tests."""
+    return cls(num_layers=3, filters=8, hidden=16, board_size=board_size)
+
+
+class ValueNet(nn.Module):
+  """The value network; `__call__` returns values `[B]` in [-1, 1]."""
+  config: ValueNetConfig
+
+  @nn.compact
+  def __call__(self, planes: chex.Array) -> chex.Array:
+    """Values of a batch of positions, for the player to move.
+
+    Args:
+      planes: float `[B, N, N, C]`.
+
+    Returns:
+      float32 `[B]` in [-1, 1].
+    """
+    cfg = self.config
+    n = cfg.board_size
+    chex.assert_rank(planes, 4)
+    batch = planes.shape[0]
+    chex.assert_shape(planes, (batch, n, n, cfg.num_planes))
+    x = planes.astype(jnp.float32)
+    x = nn.relu(nn.Conv(cfg.filters, (cfg.first_kernel,) * 2)(x))
+    for _ in range(cfg.num_layers - 2):
+      x = nn.relu(nn.Conv(cfg.filters, (3, 3))(x))
+    x = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(batch, n * n)
+    x = nn.relu(nn.Dense(cfg.hidden)(x))
+    return jnp.tanh(nn.Dense(1)(x))[:, 0]
+
+
+def init_value_variables(network: ValueNet, key: chex.PRNGKey
+                         ) -> chex.ArrayTree:
+  """Fresh `{"params", "batch_stats"}` (batch_stats empty: no batch norm;
+  kept so the variables have the policy network's layout)."""
+  cfg = network.config
+  planes = jnp.zeros((1, cfg.board_size, cfg.board_size, cfg.num_planes),
+                     jnp.float32)
+  variables = dict(network.init(key, planes))
+  variables.setdefault("batch_stats", {})
+  return variables
+
+
+def make_value_fn(network: ValueNet):
+  """A `types.ValueFn`: `(variables, planes [B, N, N, C]) -> values [B]`
+  in [-1, 1] for the player to move."""
+  def value(variables, planes):
+    return network.apply({"params": variables["params"]}, planes)
+  return value
+
+
+def num_params(variables: chex.ArrayTree) -> int:
+  """Parameter count of `variables["params"]`."""
+  return int(sum(x.size for x in jax.tree.leaves(variables["params"])))
