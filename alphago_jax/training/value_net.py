@@ -1,0 +1,440 @@
+"""Regression of the value network v_θ on game outcomes.
+
+One compiled step rebuilds the AlphaGo planes of a compact batch
+(`data.feature_batch`, a random board symmetry per example), takes a
+gradient step on the mean squared error between v_θ(s) and the outcome z
+of the game from the view of the player to move at s (the `outcome` field
+of `data.Positions`: +1 won, -1 lost), and returns the batch's MSE.
+`train_value` runs it in the host loop every stage shares (`host_loop.run`:
+metrics, TensorBoard, checkpoints with the architecture check, resume,
+SIGTERM/SIGINT, progress), feeding it `data.batches`; data parallelism is
+the `"data"` mesh axis of `supervised`, the batch sharded, the state
+replicated. The learning curve evaluates MSE on named position sets (e.g. a
+fixed subset of the training positions and the test split: the paper's
+overfitting comparison, where successive positions of one KGS game are
+strongly correlated, against one position a game of self-play).
+
+Positions with outcome 0 (a draw, or an unknown result in a record) carry
+no target; `decided` drops them before training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from alphago_jax.data import features as features_lib
+from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data.positions import Positions
+from alphago_jax.models.value import (ValueNet, ValueNetConfig,
+                                      init_value_variables)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import host_loop
+from alphago_jax.training import supervised as sl
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh
+from alphago_jax.training.state import TrainState, variables_of
+
+STAGE = "value_net"
+OPTIMIZERS = sl.OPTIMIZERS
+SCHEDULES = sl.SCHEDULES
+# What the step reads (`action` only because `feature_batch` transforms it).
+_FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
+
+
+def _check(name, ok, value, what):
+  if not ok:
+    raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def _is_int(v):
+  return not isinstance(v, bool) and isinstance(v, int)
+
+
+def _is_real(v):
+  return (not isinstance(v, bool) and isinstance(v, (int, float))
+          and math.isfinite(v))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ValueTrainConfig:
+  """Network, optimiser and schedule of a value-network run.
+
+  Attributes:
+    model: the value network.
+    batch_size: positions a gradient step (paper: 32; sharded over the
+      mesh).
+    optimizer: "adam" or "sgd" (with `momentum`; the paper: SGD, rate
+      0.003, on 50 GPUs).
+    learning_rate: peak rate.
+    momentum: SGD momentum.
+    schedule: "cosine" (linear warm-up, cosine decay to
+      `final_lr_fraction` of the peak at `total_samples`) or "constant".
+    warmup_steps: steps of linear warm-up from 0.
+    total_samples: the schedule's horizon and the default budget, in
+      training positions.
+    final_lr_fraction: the rate at the horizon, a fraction of the peak.
+    weight_decay: c in loss = MSE + c ||θ||².
+    augment: a random one of the 8 board symmetries per example.
+  """
+  model: ValueNetConfig = ValueNetConfig()
+  batch_size: int = 128
+  optimizer: str = "adam"
+  learning_rate: float = 1e-3
+  momentum: float = 0.9
+  schedule: str = "cosine"
+  warmup_steps: int = 200
+  total_samples: int = 4_000_000
+  final_lr_fraction: float = 0.02
+  weight_decay: float = 1e-5
+  augment: bool = True
+
+  def __post_init__(self):
+    _check("model", isinstance(self.model, ValueNetConfig), self.model,
+           "a ValueNetConfig")
+    _check("batch_size", _is_int(self.batch_size) and self.batch_size >= 1,
+           self.batch_size, "an integer >= 1")
+    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
+           f"one of {OPTIMIZERS}")
+    _check("schedule", self.schedule in SCHEDULES, self.schedule,
+           f"one of {SCHEDULES}")
+    _check("learning_rate", _is_real(self.learning_rate)
+           and self.learning_rate > 0, self.learning_rate, "a number > 0")
+    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
+           self.momentum, "a number in [0, 1)")
+    _check("warmup_steps", _is_int(self.warmup_steps)
+           and self.warmup_steps >= 0, self.warmup_steps, "an integer >= 0")
+    _check("total_samples", _is_int(self.total_samples)
+           and self.total_samples >= 1, self.total_samples,
+           "an integer >= 1")
+    _check("final_lr_fraction", _is_real(self.final_lr_fraction)
+           and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
+           "a number in [0, 1]")
+    _check("weight_decay", _is_real(self.weight_decay)
+           and self.weight_decay >= 0, self.weight_decay, "a number >= 0")
+    _check("augment", isinstance(self.augment, bool), self.augment,
+           "a bool")
+
+  @property
+  def total_steps(self) -> int:
+    return max(1, self.total_samples // self.batch_size)
+
+  def architecture(self) -> Dict[str, Any]:
+    """What a checkpoint must match to be loaded (JSON-able)."""
+    model = dataclasses.asdict(self.model)
+    model["features"] = list(model["features"])
+    return {"stage": STAGE, "model": model,
+            "num_planes": self.model.num_planes,
+            "optimizer": self.optimizer}
+
+  def to_json(self) -> Dict[str, Any]:
+    out = dataclasses.asdict(self)
+    out["model"]["features"] = list(self.model.features)
+    return out
+
+  @classmethod
+  def from_json(cls, obj: Dict[str, Any]) -> "ValueTrainConfig":
+    obj = dict(obj)
+    model = dict(obj.pop("model"))
+    model["features"] = tuple(model["features"])
+    return cls(model=ValueNetConfig(**model), **obj)
+
+
+def model_config_from_architecture(arch: Dict[str, Any]) -> ValueNetConfig:
+  """The `ValueNetConfig` a checkpoint's metadata describes.
+
+  Raises:
+    ckpt.CheckpointMismatchError: not a value-network checkpoint.
+  """
+  if arch.get("stage") != STAGE or "model" not in arch:
+    raise ckpt.CheckpointMismatchError(
+        f"not a value-network checkpoint (its metadata describes "
+        f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
+        f"{sorted(arch)})")
+  model = dict(arch["model"])
+  model["features"] = tuple(model["features"])
+  return ValueNetConfig(**model)
+
+
+def make_optimizer(config: ValueTrainConfig) -> optax.GradientTransformation:
+  """Adam, or SGD with momentum, on `supervised.make_schedule`'s schedule
+  (it reads only the schedule fields, which both configs share)."""
+  schedule = sl.make_schedule(config)
+  if config.optimizer == "sgd":
+    return optax.sgd(schedule, momentum=config.momentum or None)
+  return optax.adam(schedule)
+
+
+def init_value_state(config: ValueTrainConfig, seed: int, *,
+                     mesh: Optional[Mesh] = None) -> TrainState:
+  """A fresh run: random network, step 0, key from `seed` (no buffer)."""
+  check_mesh(mesh, batch_size=config.batch_size)
+  init_key, run_key = jax.random.split(jax.random.key(seed))
+  variables = init_value_variables(ValueNet(config.model), init_key)
+  state = TrainState(
+      params=variables["params"], batch_stats=variables["batch_stats"],
+      opt_state=make_optimizer(config).init(variables["params"]),
+      buffer=None, key=jax.random.key_data(run_key),
+      iteration=jnp.int32(0))
+  if mesh is not None:
+    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+  return state
+
+
+def loss_fn(params, inputs, *, network: ValueNet, weight_decay: float):
+  """MSE of v_θ against the outcome; returns (loss, metrics). `inputs`:
+  `planes` `[B, N, N, C]`, `outcome` float32 `[B]` in {-1, 0, 1}."""
+  value = network.apply({"params": params}, inputs["planes"])
+  chex.assert_equal_shape([value, inputs["outcome"]])
+  mse = jnp.mean((value - inputs["outcome"]) ** 2)
+  l2 = sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params))
+  loss = mse + weight_decay * l2
+  return loss, {"loss": loss, "mse": mse, "l2": l2,
+                "value_mean": jnp.mean(value)}
+
+
+def _constrainer(mesh):
+  if mesh is None:
+    return lambda tree: tree
+  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return lambda tree: jax.tree.map(
+      lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
+
+
+def make_train_step(config: ValueTrainConfig, *, mesh: Optional[Mesh] = None
+                    ) -> Callable[[TrainState, Dict], Tuple[TrainState,
+                                                           Dict]]:
+  """The jitted `step(state, compact batch) -> (state, metrics)`.
+
+  The batch is `Positions.take` arrays `[B, ...]` (`_FIELDS`), sharded
+  over the mesh's data axis; metrics are float32 scalars of the batch
+  (before the update): loss, mse, l2, value_mean, lr. Cached on its
+  arguments, so a resume in the same process reuses the compiled step.
+  """
+  return _make_train_step(config, mesh)
+
+
+@functools.lru_cache(maxsize=8)
+def _make_train_step(config, mesh):
+  check_mesh(mesh, batch_size=config.batch_size)
+  network = ValueNet(config.model)
+  optimizer = make_optimizer(config)
+  schedule = sl.make_schedule(config)
+  size, names = config.model.board_size, config.model.features
+  constrain = _constrainer(mesh)
+
+  def step(state: TrainState, batch):
+    chex.assert_shape(batch["outcome"], (config.batch_size,))
+    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
+                             state.iteration)
+    inputs = features_lib.feature_batch(batch, key, size=size, names=names,
+                                        augment=config.augment)
+    inputs = constrain({"planes": inputs["planes"],
+                        "outcome": inputs["outcome"]})
+    grads, metrics = jax.grad(loss_fn, has_aux=True)(
+        state.params, inputs, network=network,
+        weight_decay=config.weight_decay)
+    updates, opt_state = optimizer.update(grads, state.opt_state,
+                                          state.params)
+    metrics["lr"] = jnp.asarray(schedule(state.iteration), jnp.float32)
+    return state.replace(params=optax.apply_updates(state.params, updates),
+                         opt_state=opt_state,
+                         iteration=state.iteration + 1), metrics
+
+  if mesh is None:
+    return jax.jit(step, donate_argnums=0)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return jax.jit(step, in_shardings=(replicated, sharded),
+                 out_shardings=(replicated, replicated), donate_argnums=0)
+
+
+@functools.lru_cache(maxsize=8)
+def make_eval_step(model: ValueNetConfig, *, mesh: Optional[Mesh] = None):
+  """Jitted `(variables, compact batch with valid) -> sums`: squared
+  error, sign agreement (v and z of the same sign) and valid positions.
+  No augmentation."""
+  network = ValueNet(model)
+  size, names = model.board_size, model.features
+  constrain = _constrainer(mesh)
+
+  def step(variables, batch):
+    inputs = constrain(features_lib.feature_batch(
+        batch, jax.random.key(0), size=size, names=names, augment=False))
+    value = network.apply({"params": variables["params"]}, inputs["planes"])
+    z = inputs["outcome"]
+    valid = batch["valid"].astype(jnp.float32)
+    return {"sq": jnp.sum((value - z) ** 2 * valid),
+            "sign": jnp.sum((value * z > 0) * valid),
+            "positions": jnp.sum(valid)}
+
+  if mesh is None:
+    return jax.jit(step)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return jax.jit(step, in_shardings=(replicated, sharded),
+                 out_shardings=replicated)
+
+
+def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
+                   *, batch_size: int = 256, mesh: Optional[Mesh] = None,
+                   limit: Optional[int] = None) -> Dict[str, float]:
+  """MSE against the outcome, the share of positions whose value has the
+  outcome's sign (`sign_accuracy`) and the count, over `positions` (the
+  first `limit`; all when None)."""
+  if positions.size != model.board_size:
+    raise ValueError(f"evaluate_value: the positions are {positions.size}x"
+                     f"{positions.size}, the network is {model.board_size}x"
+                     f"{model.board_size}")
+  if limit is not None and limit < len(positions):
+    positions = dataclasses.replace(positions, **{
+        f: getattr(positions, f)[:limit] for f in positions.arrays()})
+  step = make_eval_step(model, mesh=mesh)
+  totals = None
+  for batch in sequential_batches(positions, batch_size):
+    sums = step(variables, sl.to_device(batch, mesh, _FIELDS + ("valid",)))
+    totals = sums if totals is None else jax.tree.map(jnp.add, totals,
+                                                      sums)
+  totals = {k: float(v) for k, v in jax.device_get(totals).items()}
+  n = max(totals["positions"], 1.0)
+  return {"mse": totals["sq"] / n, "sign_accuracy": totals["sign"] / n,
+          "positions": int(totals["positions"])}
+
+
+def decided(positions: Positions) -> Positions:
+  """The positions with a known, decisive outcome (outcome != 0), read
+  into memory."""
+  keep = np.flatnonzero(np.asarray(positions.outcome) != 0)
+  return dataclasses.replace(positions, **positions.take(keep))
+
+
+def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
+                eval_sets: Optional[Mapping[str, Positions]] = None,
+                output_dir: Optional[str] = None,
+                mesh: Optional[Mesh] = None,
+                max_samples: Optional[int] = None,
+                max_seconds: Optional[float] = None,
+                max_train_seconds: Optional[float] = None,
+                log_every: int = 100, eval_every: int = 2000,
+                eval_batch_size: int = 256,
+                checkpoint_seconds: float = 600.0,
+                checkpoint_every: int = 0, resume: bool = True,
+                log: Optional[Callable[[str], None]] = None,
+                progress: bool = False,
+                tensorboard: Optional[bool] = None
+                ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) value-network training.
+
+  Step `s` trains on batch `s` of `data.batches(train, batch_size, seed)`
+  with symmetries from `fold_in(key, s)`, so the run is a function of the
+  seed and the step count, wherever it was interrupted.
+
+  Args:
+    train: the training positions (their `outcome` is the target).
+    eval_sets: name -> positions, evaluated every `eval_every` steps and
+      when the call stops; records get `<name>_mse` and
+      `<name>_sign_accuracy` (e.g. {"train": a fixed subset of train,
+      "test": the test split}).
+    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
+    max_samples: stop once this many training positions were seen (default
+      `config.total_samples`).
+    max_seconds, max_train_seconds, log_every, checkpoint_seconds,
+    checkpoint_every, resume, log, progress, tensorboard: as in
+      `supervised.train_supervised`.
+
+  Returns:
+    the final state and this call's records.
+
+  Raises:
+    CheckpointMismatchError: the checkpoint is of another network.
+    ValueError: positions of another board size, or too few for a batch.
+  """
+  for name, positions in {"train": train, **(eval_sets or {})}.items():
+    if positions.size != config.model.board_size:
+      raise ValueError(
+          f"train_value: the {name} positions are {positions.size}x"
+          f"{positions.size}, the network is {config.model.board_size}x"
+          f"{config.model.board_size}")
+  max_samples = config.total_samples if max_samples is None else max_samples
+  state = init_value_state(config, seed, mesh=mesh)
+  step_fn = make_train_step(config, mesh=mesh)
+  per_epoch = max(1, len(train) // config.batch_size)
+
+  def make_step(start):
+    stream = batches(train, config.batch_size, seed,
+                     start_step=int(start.iteration))
+    return lambda state: step_fn(state, sl.to_device(next(stream), mesh,
+                                                     _FIELDS))
+
+  def summarize(metrics, *, step, steps, seconds):
+    del metrics
+    return {"samples": step * config.batch_size, "epoch": step / per_epoch,
+            "samples_per_second": steps * config.batch_size / seconds}
+
+  def evaluator(state):
+    out = {}
+    for name, positions in eval_sets.items():
+      result = evaluate_value(variables_of(state), config.model, positions,
+                              batch_size=eval_batch_size, mesh=mesh)
+      out[f"{name}_mse"] = result["mse"]
+      out[f"{name}_sign_accuracy"] = result["sign_accuracy"]
+    return out
+
+  def resumed(done, seconds):
+    return (f"resumed from step {done} ({done * config.batch_size} "
+            f"samples, {seconds / 3600:.2f} h of training)")
+
+  return host_loop.run(
+      state, make_step, num_steps=max_samples // config.batch_size,
+      architecture=config.architecture(), output_dir=output_dir,
+      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
+      summarize=summarize,
+      evaluator=evaluator if eval_sets else None,
+      evaluate_every=eval_every, evaluate_on_stop=True,
+      checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds,
+      max_seconds=max_seconds, max_train_seconds=max_train_seconds,
+      handle_signals=True, log=log, resumed_message=resumed,
+      progress=progress, progress_unit="pos",
+      progress_scale=config.batch_size,
+      postfix=lambda record: {
+          "mse": f"{record['mse']:.3f}",
+          "pos_s": f"{record['samples_per_second']:.0f}"},
+      tensorboard=tensorboard)
+
+
+def load_value(checkpoint_dir, *, step: Optional[int] = None
+               ) -> Tuple[ValueNetConfig, Dict[str, Any], int]:
+  """The network config, variables and step of a value-network checkpoint.
+
+  Raises:
+    FileNotFoundError: no checkpoint in `checkpoint_dir`.
+    CheckpointMismatchError: a checkpoint of another kind of network; the
+      message names the directory.
+  """
+  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+  if ckpt.latest_step(checkpoint_dir) is None:
+    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
+  meta = ckpt.read_metadata(checkpoint_dir, step)
+  meta.pop("with_buffer", None)
+  try:
+    model = model_config_from_architecture(meta)
+    config = ValueTrainConfig(model=model, optimizer=meta["optimizer"])
+  except (ckpt.CheckpointMismatchError, KeyError, TypeError,
+          ValueError) as e:
+    raise ckpt.CheckpointMismatchError(
+        f"checkpoint {checkpoint_dir}: {e}") from None
+  template = init_value_state(config, 0)
+  state = ckpt.restore_checkpoint(checkpoint_dir, template,
+                                  architecture=config.architecture(),
+                                  step=step)
+  return model, variables_of(state), int(state.iteration)
