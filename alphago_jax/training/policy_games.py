@@ -130,12 +130,15 @@ class GameRecord:
     masks: bool `[T, H, A]`, the moves A could choose from (`sensible_mask`).
     valid: bool `[T, H]`, the game was running (a real move, not padding).
     games: int32 `[T, H]`, the game of each row (`[0, B)`).
+    moves: int32 `[T, B]`, every game's move at each ply (both players;
+      -1 once the game has ended), to replay the games.
   """
   planes: chex.Array
   actions: chex.Array
   masks: chex.Array
   valid: chex.Array
   games: chex.Array
+  moves: chex.Array
 
 
 @struct.dataclass
@@ -223,11 +226,7 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
   first = states.current_player[0]
   n, c, a = game.size, models[0].num_planes, game.num_actions
 
-  def evaluate(i, rows):
-    planes = planes_of(game, rows, models[i].features)
-    mask = sensible_mask(game, rows, allow_pass=allow_pass)
-    logits = nets[i].apply(variables[i], planes, train=False)
-    return planes, mask, logits
+  shared = models[0].features == models[1].features
 
   def body(carry):
     t, states, key, rec = carry
@@ -235,25 +234,37 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
     mover = (first + t) % 2  # The colour to move in every game.
     start_a = mover * half   # A is Black in the first half.
     start_b = (1 - mover) * half
-    rows_a, rows_b = _half(states, start_a, half), _half(states, start_b,
-                                                         half)
-    planes_a, mask_a, logits_a = evaluate(0, rows_a)
-    _, mask_b, logits_b = evaluate(1, rows_b)
-    act_a = sample_actions(ka, logits_a, mask_a, temperature[0])
-    act_b = sample_actions(kb, logits_b, mask_b, temperature[1])
+    mask = sensible_mask(game, states, allow_pass=allow_pass)
+    if shared:  # One trace of the feature code for the whole batch.
+      planes = planes_of(game, states, models[0].features)
+      planes_a = _half(planes, start_a, half)
+      planes_b = _half(planes, start_b, half)
+    else:
+      planes_a = planes_of(game, _half(states, start_a, half),
+                           models[0].features)
+      planes_b = planes_of(game, _half(states, start_b, half),
+                           models[1].features)
+    mask_a, mask_b = _half(mask, start_a, half), _half(mask, start_b, half)
+    act_a = sample_actions(
+        ka, nets[0].apply(variables[0], planes_a, train=False), mask_a,
+        temperature[0])
+    act_b = sample_actions(
+        kb, nets[1].apply(variables[1], planes_b, train=False), mask_b,
+        temperature[1])
     actions = jnp.where(mover == go_lib.BLACK,
                         jnp.concatenate([act_a, act_b]),
                         jnp.concatenate([act_b, act_a]))
-    running_a = ~rows_a.terminated
+    running = ~states.terminated
     states = jax.vmap(game.step)(states, actions)
     if rec is not None:
       rec = rec.replace(
           planes=rec.planes.at[t].set(planes_a),
           actions=rec.actions.at[t].set(act_a),
           masks=rec.masks.at[t].set(mask_a),
-          valid=rec.valid.at[t].set(running_a),
-          games=rec.games.at[t].set(start_a + jnp.arange(half,
-                                                         dtype=jnp.int32)))
+          valid=rec.valid.at[t].set(_half(running, start_a, half)),
+          games=rec.games.at[t].set(
+              start_a + jnp.arange(half, dtype=jnp.int32)),
+          moves=rec.moves.at[t].set(jnp.where(running, actions, -1)))
     return t + 1, states, key, rec
 
   def cond(carry):
@@ -267,7 +278,8 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
         actions=jnp.zeros((cap, half), jnp.int32),
         masks=jnp.zeros((cap, half, a), jnp.bool_),
         valid=jnp.zeros((cap, half), jnp.bool_),
-        games=jnp.zeros((cap, half), jnp.int32))
+        games=jnp.zeros((cap, half), jnp.int32),
+        moves=jnp.full((cap, num_games), -1, jnp.int32))
   plies, states, _, rec = jax.lax.while_loop(
       cond, body, (jnp.int32(0), states, key, rec))
   # A game the cap stopped is scored as it stands.
