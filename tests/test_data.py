@@ -457,3 +457,16 @@ def test_sequential_batches_read_a_split_once_in_order(small_cache):
   np.testing.assert_array_equal(
       np.concatenate([b["action"] for b in out])[valid], np.asarray(
           test.action))
+
+
+def test_from_ply_keeps_exactly_the_later_positions(small_cache):
+  train = small_cache[3].split("train")
+  cut = int(np.max(train.ply))  # the last position of the longest games
+  later = train.from_ply(cut)
+  keep = np.asarray(train.ply) >= cut
+  assert 0 < len(later) < len(train) and len(later) == int(keep.sum())
+  for name, array in later.arrays().items():
+    np.testing.assert_array_equal(array, np.asarray(getattr(train, name))[keep])
+  assert train.from_ply(0) is train
+  with pytest.raises(ValueError, match="min_ply"):
+    train.from_ply(-1)

@@ -520,6 +520,18 @@ class Positions:
     """The positions at `index` as in-memory arrays (a compact batch)."""
     return {f: np.asarray(a[index]) for f, a in self.arrays().items()}
 
+  def from_ply(self, min_ply: int) -> "Positions":
+    """The positions at engine move `min_ply` or later (in memory), e.g. to
+    leave out the random opening moves of generated games, whose labels
+    are no expert's."""
+    if isinstance(min_ply, bool) or not isinstance(min_ply, int) \
+        or min_ply < 0:
+      raise ValueError(f"min_ply must be an integer >= 0, got {min_ply!r}")
+    if min_ply == 0:
+      return self
+    index = np.flatnonzero(np.asarray(self.ply) >= min_ply)
+    return dataclasses.replace(self, **self.take(index))
+
 
 @dataclasses.dataclass
 class PositionCache:

@@ -1,0 +1,116 @@
+"""A policy network without search against GNU Go, many games in parallel.
+
+The network plays the move rule of `training.policy_games` (legal points
+that fill no own one-point eye; pass only when none is left) greedily
+(`--temperature 0`, the default: ties broken at random) or sampled at a
+temperature; GNU Go plays each game in its own GTP process
+(`evaluation.gnugo_match`: Chinese rules, positional superko, colours
+alternated, every move checked by our engine, Tromp-Taylor scores).
+
+    python experiments/alphago/policy_vs_gnugo.py --checkpoint runs/sl9 \
+        --levels 1 10 --games-per-colour 50
+
+The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
+`checkpoints/` folder. Prints, per level, wins / losses with a 95% Wilson
+interval, and ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import jax
+
+from alphago_jax import cpu_devices
+
+
+def load_policy_checkpoint(directory: str):
+  """(PolicyNetConfig, variables, step, kind) of a p_σ or p_ρ checkpoint."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import supervised
+  ckpt_dir = os.path.join(directory, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir = directory
+  try:
+    model, variables, step = supervised.load_policy(ckpt_dir)
+    return model, variables, step, "sl_policy"
+  except ckpt.CheckpointMismatchError as sl_error:
+    try:
+      from alphago_jax.training import reinforce
+    except ImportError:
+      raise sl_error from None
+    model, variables, step = reinforce.load_rl_policy(ckpt_dir)
+    return model, variables, step, "rl_policy"
+
+
+def make_agent(model, variables, game, temperature: float):
+  """`(states [B], key) -> actions [B]`: the network's move by the policy
+  games' move rule."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import policy_games
+  logits_fn = policy_games.policy_logits_fn(model, game)
+
+  def agent(states, key):
+    mask = policy_games.sensible_mask(game, states)
+    return policy_games.sample_actions(key, logits_fn(variables, states),
+                                       mask, temperature)
+  return agent
+
+
+def main(argv=None):
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument("--checkpoint", required=True,
+                 help="a p_σ or p_ρ run directory (or its checkpoints/)")
+  p.add_argument("--levels", type=int, nargs="+", default=[1, 10])
+  p.add_argument("--games-per-colour", type=int, default=50)
+  p.add_argument("--temperature", type=float, default=0.0,
+                 help="0: greedy (ties at random); else sampled")
+  p.add_argument("--komi", type=float, default=7.5)
+  p.add_argument("--seed", type=int, default=0)
+  args = p.parse_args(argv)
+  if args.games_per_colour < 1:
+    p.error("--games-per-colour must be >= 1")
+  if not args.temperature >= 0:
+    p.error("--temperature must be >= 0")
+  cpu_devices.use_cpu_devices(1)  # GNU Go takes the other cores.
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.evaluation import gnugo_match
+  from alphago_jax.evaluation.stats import wilson_interval
+  from alphago_jax.games.go import Go
+  from alphago_jax.training import checkpoint as ckpt
+  try:
+    model, variables, step, kind = load_policy_checkpoint(args.checkpoint)
+  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  game = Go(size=model.board_size, komi=args.komi)
+  agent = make_agent(model, variables, game, args.temperature)
+  how = ("greedy" if args.temperature == 0 else
+         f"sampled at temperature {args.temperature:g}")
+  print(f"{kind} {args.checkpoint} (step {step}, {model.num_layers}x"
+        f"{model.filters}, {model.board_size}x{model.board_size}), {how}")
+  results = []
+  for i, level in enumerate(args.levels):
+    start = time.perf_counter()
+    outcomes = gnugo_match.gnugo_match(
+        game, agent, jax.random.key(args.seed + i), level=level,
+        games_per_colour=args.games_per_colour, seed=1000 * i)
+    result = outcomes.result()
+    wins, draws, losses = result.wins, result.draws, result.losses
+    n = result.games
+    lo, hi = wilson_interval(wins, n) if n else (float("nan"),) * 2
+    rate = wins / n if n else float("nan")
+    print(f"GNU Go level {level}: {wins} wins, {draws} draws, {losses} "
+          f"losses of {n} played ({rate:.3f} [{lo:.3f}, {hi:.3f}]), "
+          f"{time.perf_counter() - start:.0f} s")
+    results.append((level, rate, n))
+  print("RESULT " + " ".join(f"level_{lv}_win_rate={r:.4f}"
+                             for lv, r, _ in results)
+        + f" games={sum(n for _, _, n in results)}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
