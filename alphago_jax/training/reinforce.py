@@ -1,0 +1,435 @@
+"""AlphaGo's RL policy network p_ρ: REINFORCE in self-play against a pool of
+its own earlier snapshots (Silver et al. 2016, Methods, "Reinforcement
+learning of policy networks").
+
+p_ρ starts as p_σ (`supervised.load_policy`). One compiled iteration:
+sample an opponent uniformly from the filled slots of the pool (snapshots
+of p_ρ taken every `snapshot_every` iterations, the initial network first;
+never the current parameters unless they are a stored snapshot), play
+`games_per_iteration` games (`policy_games.play_games`: the learner Black in
+half of them, White in the other half), and take the step
+
+    Δρ = α / n Σ_i Σ_t ∇ log p_ρ(a_t^i | s_t^i) (z_t^i − b)
+
+over the learner's moves only, z = ±1 the outcome for the learner, b = 0
+(`baseline="none"`) or the batch's mean outcome (`"mean"`, a cheap
+variance reduction; the paper's b was v(s_t) in a second pass). The
+probabilities are those the games were sampled from: the network's softmax
+over `policy_games.sensible_mask`. The gradient is accumulated over chunks
+of `grad_chunk` recorded positions (`lax.scan`; chunks with no weight are
+skipped), so memory stays bounded on 19×19. Every `snapshot_every`
+iterations the new parameters go into the pool (a ring buffer of
+`pool_size`).
+
+The state is a `TrainState` whose `buffer` is the `OpponentPool`, so
+`host_loop.run` checkpoints and resumes it like any stage (`with_buffer`).
+Batch-norm statistics (a residual trunk) are not trained here: the games
+and the gradient use the network in inference mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import host_loop
+from alphago_jax.training import policy_games
+from alphago_jax.training import supervised
+from alphago_jax.training.state import TrainState, variables_of
+
+OPTIMIZERS = ("sgd", "adam")
+BASELINES = ("none", "mean")
+
+
+def _check(name, ok, value, what):
+  if not ok:
+    raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def _is_int(v):
+  return not isinstance(v, bool) and isinstance(v, int)
+
+
+def _is_real(v):
+  return (not isinstance(v, bool) and isinstance(v, (int, float))
+          and math.isfinite(v))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReinforceConfig:
+  """Network, games and optimiser of a REINFORCE run.
+
+  Attributes:
+    model: the policy network (p_σ's `PolicyNetConfig`).
+    games_per_iteration: n, games a step (even; the paper: 128).
+    optimizer: "sgd" (the paper's, with `momentum`) or "adam".
+    learning_rate: α (the paper: 0.001 with SGD).
+    momentum: SGD momentum (0: plain SGD, the paper's).
+    baseline: "none" (b = 0) or "mean" (b = the batch's mean outcome).
+    pool_size: snapshots kept (a ring buffer).
+    snapshot_every: iterations between snapshots added to the pool. The
+      paper: 500 of 10,000 iterations. On a 2-core CPU a 19×19 iteration
+      of 128 games takes minutes, so a 6-hour run is ~100 iterations: 10
+      gives it ~10 opponents, as 500 gave the paper 20.
+    temperature: the softmax temperature both players sample at.
+    max_moves: the ply cap (None: the engine's 2 N²).
+    grad_chunk: recorded positions a gradient chunk (memory ~ chunk x the
+      network's activations).
+    komi: of the games.
+    allow_pass: let the network pass at will (default: pass only when no
+      sensible point is left, so games are played out).
+  """
+  model: PolicyNetConfig = PolicyNetConfig()
+  games_per_iteration: int = 128
+  optimizer: str = "sgd"
+  learning_rate: float = 1e-3
+  momentum: float = 0.0
+  baseline: str = "mean"
+  pool_size: int = 16
+  snapshot_every: int = 10
+  temperature: float = 1.0
+  max_moves: Optional[int] = None
+  grad_chunk: int = 512
+  komi: float = 7.5
+  allow_pass: bool = False
+
+  def __post_init__(self):
+    _check("model", isinstance(self.model, PolicyNetConfig), self.model,
+           "a PolicyNetConfig")
+    _check("games_per_iteration", _is_int(self.games_per_iteration)
+           and self.games_per_iteration >= 2
+           and self.games_per_iteration % 2 == 0, self.games_per_iteration,
+           "an even integer >= 2 (half the games as each colour)")
+    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
+           f"one of {OPTIMIZERS}")
+    _check("learning_rate", _is_real(self.learning_rate)
+           and self.learning_rate > 0, self.learning_rate, "a number > 0")
+    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
+           self.momentum, "a number in [0, 1)")
+    _check("baseline", self.baseline in BASELINES, self.baseline,
+           f"one of {BASELINES}")
+    _check("pool_size", _is_int(self.pool_size) and self.pool_size >= 1,
+           self.pool_size, "an integer >= 1")
+    _check("snapshot_every", _is_int(self.snapshot_every)
+           and self.snapshot_every >= 1, self.snapshot_every,
+           "an integer >= 1")
+    _check("temperature", _is_real(self.temperature)
+           and self.temperature >= 0, self.temperature, "a number >= 0")
+    _check("max_moves", self.max_moves is None or (
+        _is_int(self.max_moves) and self.max_moves >= 1), self.max_moves,
+           "None or an integer >= 1")
+    _check("grad_chunk", _is_int(self.grad_chunk) and self.grad_chunk >= 1,
+           self.grad_chunk, "an integer >= 1")
+    _check("komi", _is_real(self.komi), self.komi, "a finite number")
+    _check("allow_pass", isinstance(self.allow_pass, bool), self.allow_pass,
+           "a bool")
+
+  @property
+  def game(self):
+    """The `Go` the games are played under (`policy_games.make_game`)."""
+    return policy_games.make_game(self.model.board_size, komi=self.komi)
+
+  def architecture(self) -> Dict[str, Any]:
+    """What a checkpoint must match to be loaded (JSON-able): the network,
+    and what shapes the state (optimiser, pool)."""
+    model = dataclasses.asdict(self.model)
+    model["features"] = list(model["features"])
+    return {"stage": "rl_policy", "model": model,
+            "num_planes": self.model.num_planes,
+            "num_actions": self.model.num_actions,
+            "optimizer": self.optimizer, "momentum": self.momentum,
+            "pool_size": self.pool_size}
+
+  def to_json(self) -> Dict[str, Any]:
+    out = dataclasses.asdict(self)
+    out["model"]["features"] = list(self.model.features)
+    return out
+
+  @classmethod
+  def from_json(cls, obj: Dict[str, Any]) -> "ReinforceConfig":
+    obj = dict(obj)
+    model = dict(obj.pop("model"))
+    model["features"] = tuple(model["features"])
+    return cls(model=PolicyNetConfig(**model), **obj)
+
+
+@struct.dataclass
+class OpponentPool:
+  """Snapshots of the learner, stacked (`P = pool_size`).
+
+  Attributes:
+    params, batch_stats: the networks' variables, each leaf `[P, ...]`.
+    iterations: int32 `[P]`, the iteration each slot's snapshot was taken
+      at (0: the initial network), -1 for an empty slot.
+    added: int32 `[]`, snapshots added so far; slot `added % P` is next,
+      and `min(added, P)` slots are filled.
+  """
+  params: chex.ArrayTree
+  batch_stats: chex.ArrayTree
+  iterations: chex.Array
+  added: chex.Array
+
+  @property
+  def filled(self) -> chex.Array:
+    return jnp.minimum(self.added, self.iterations.shape[0])
+
+
+def make_optimizer(config: ReinforceConfig) -> optax.GradientTransformation:
+  if config.optimizer == "adam":
+    return optax.adam(config.learning_rate)
+  return optax.sgd(config.learning_rate, momentum=config.momentum or None)
+
+
+def init_reinforce_state(config: ReinforceConfig, seed: int,
+                         variables: Optional[Dict[str, Any]] = None
+                         ) -> TrainState:
+  """Step 0: the learner is `variables` (p_σ's; fresh random ones when
+  None), and so is the pool's one snapshot."""
+  init_key, run_key = jax.random.split(jax.random.key(seed))
+  if variables is None:
+    variables = init_policy_variables(PolicyNet(config.model), init_key)
+  # Copies: the compiled step donates the state, and the caller keeps
+  # `variables` (p_σ, for the final comparison).
+  params = jax.tree.map(jnp.array, variables["params"])
+  batch_stats = jax.tree.map(jnp.array, variables.get("batch_stats", {}))
+  stack = lambda tree: jax.tree.map(
+      lambda x: jnp.broadcast_to(x, (config.pool_size,) + x.shape), tree)
+  pool = OpponentPool(
+      params=stack(params), batch_stats=stack(batch_stats),
+      iterations=jnp.full(config.pool_size, -1, jnp.int32).at[0].set(0),
+      added=jnp.int32(1))
+  state = TrainState(params=params, batch_stats=batch_stats,
+                     opt_state=make_optimizer(config).init(params),
+                     buffer=pool, key=jax.random.key_data(run_key),
+                     iteration=jnp.int32(0))
+  return jax.device_put(state)
+
+
+def policy_gradient_loss(params, batch_stats, planes, actions, masks,
+                         weights, *, network: PolicyNet, normalizer: float,
+                         chunk: int) -> Tuple[chex.Array, chex.ArrayTree]:
+  """(loss, gradient) of the REINFORCE surrogate
+  `-Σ_i w_i log p(a_i | s_i) / normalizer`.
+
+  Args:
+    planes: uint8 or float `[M, N, N, C]`; actions int32 `[M]`; masks bool
+      `[M, A]` (the moves the sampling allowed; p is the softmax over
+      them); weights float32 `[M]`, `z - b` (0 for padding).
+    chunk: positions a chunk; the gradient is summed over chunks in a
+      `lax.scan`, and a chunk whose weights are all 0 is skipped.
+  """
+  m = actions.shape[0]
+  chex.assert_shape([actions, weights], (m,))
+  chex.assert_shape(masks, (m, network.config.num_actions))
+  chex.assert_rank(planes, 4)
+  chunk = min(chunk, m)
+  pad = -m % chunk
+  def split(x):
+    x = jnp.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1))
+    return x.reshape((-1, chunk) + x.shape[1:])
+  # Padding rows (and any row without a move) get pass allowed, so their
+  # log-softmax stays finite; their weight is 0.
+  masks = jnp.pad(masks, [(0, pad), (0, 0)])
+  masks = masks.at[:, -1].set(masks[:, -1] | ~jnp.any(masks, axis=1))
+  xs = (split(planes), split(actions), masks.reshape((-1, chunk) +
+                                                     masks.shape[1:]),
+        split(weights))
+
+  def chunk_loss(p, planes, actions, masks, weights):
+    logits = network.apply({"params": p, "batch_stats": batch_stats},
+                           planes, masks, train=False)
+    logp = jnp.take_along_axis(jax.nn.log_softmax(logits),
+                               actions[:, None], axis=-1)[:, 0]
+    return -jnp.sum(weights * logp) / normalizer
+
+  zeros = jax.tree.map(jnp.zeros_like, params)
+
+  def body(carry, x):
+    loss, grads = carry
+    l, g = jax.lax.cond(
+        jnp.any(x[3] != 0),
+        lambda: jax.value_and_grad(chunk_loss)(params, *x),
+        lambda: (jnp.float32(0.0), zeros))
+    return (loss + l, jax.tree.map(jnp.add, grads, g)), None
+
+  (loss, grads), _ = jax.lax.scan(body, (jnp.float32(0.0), zeros), xs)
+  return loss, grads
+
+
+def make_iteration(config: ReinforceConfig):
+  """The jitted `step(state) -> (state, metrics)` of one REINFORCE
+  iteration (cached on the config). Metrics: win_rate (the learner's
+  against this iteration's opponent), mean_length, loss, grad_norm,
+  opponent (the iteration its snapshot was taken at), pool_filled,
+  positions (the learner's moves trained on), plies."""
+  return _make_iteration(config)
+
+
+@functools.lru_cache(maxsize=8)
+def _make_iteration(config: ReinforceConfig):
+  network = PolicyNet(config.model)
+  optimizer = make_optimizer(config)
+  game = config.game
+  model = config.model
+  n = config.games_per_iteration
+  pool_size = config.pool_size
+
+  def step(state: TrainState):
+    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
+                             state.iteration)
+    opponent_key, game_key = jax.random.split(key)
+    pool: OpponentPool = state.buffer
+    # Uniform over the filled slots: earlier snapshots only.
+    slot = jax.random.randint(opponent_key, (), 0, pool.filled)
+    opponent = {"params": jax.tree.map(lambda x: x[slot], pool.params),
+                "batch_stats": jax.tree.map(lambda x: x[slot],
+                                            pool.batch_stats)}
+    learner = variables_of(state)
+    _, outcome, rec = policy_games.play_games(
+        game, (model, model), (learner, opponent), game_key, num_games=n,
+        temperature=jnp.float32(config.temperature),
+        max_moves=config.max_moves, record=True,
+        allow_pass=config.allow_pass)
+    z = outcome.reward_a                                  # [n]
+    b = jnp.mean(z) if config.baseline == "mean" else jnp.float32(0.0)
+    weights = jnp.where(rec.valid, z[rec.games] - b, 0.0)  # [T, n/2]
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])
+    loss, grads = policy_gradient_loss(
+        state.params, state.batch_stats, flat(rec.planes),
+        flat(rec.actions), flat(rec.masks), flat(weights),
+        network=network, normalizer=float(n), chunk=config.grad_chunk)
+    updates, opt_state = optimizer.update(grads, state.opt_state,
+                                          state.params)
+    params = optax.apply_updates(state.params, updates)
+    done = state.iteration + 1
+    # Every `snapshot_every` iterations the new network joins the pool.
+    take = done % config.snapshot_every == 0
+    write = pool.added % pool_size
+    put = lambda stack, x: stack.at[write].set(
+        jnp.where(take, x, stack[write]))
+    pool = OpponentPool(
+        params=jax.tree.map(put, pool.params, params),
+        batch_stats=jax.tree.map(put, pool.batch_stats, state.batch_stats),
+        iterations=put(pool.iterations, done),
+        added=pool.added + take.astype(jnp.int32))
+    metrics = {
+        "win_rate": jnp.mean((z > 0).astype(jnp.float32)),
+        "mean_length": jnp.mean(outcome.lengths.astype(jnp.float32)),
+        "loss": loss, "grad_norm": optax.global_norm(grads),
+        "opponent": state.buffer.iterations[slot].astype(jnp.float32),
+        "pool_filled": pool.filled.astype(jnp.float32),
+        "positions": jnp.sum(rec.valid).astype(jnp.float32),
+        "plies": outcome.plies.astype(jnp.float32),
+    }
+    return state.replace(params=params, opt_state=opt_state, buffer=pool,
+                         iteration=done), metrics
+
+  return jax.jit(step, donate_argnums=0)
+
+
+def train_reinforce(config: ReinforceConfig, *, seed: int,
+                    variables: Optional[Dict[str, Any]] = None,
+                    num_iterations: int,
+                    output_dir: Optional[str] = None,
+                    max_seconds: Optional[float] = None,
+                    max_train_seconds: Optional[float] = None,
+                    log_every: int = 1, checkpoint_every: int = 0,
+                    checkpoint_seconds: float = 600.0, resume: bool = True,
+                    log: Optional[Callable[[str], None]] = None,
+                    progress: bool = False,
+                    tensorboard: Optional[bool] = None
+                    ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) REINFORCE from `variables` (p_σ; None: fresh).
+
+  Iteration `i` draws its keys from `fold_in(key, i)`, so the run is a
+  function of the seed, the start and the iteration count, wherever it was
+  interrupted. Metrics, checkpoints, budgets and signals as in
+  `host_loop.run`.
+
+  Raises:
+    CheckpointMismatchError: `output_dir` holds a checkpoint of another
+      network or stage.
+  """
+  state = init_reinforce_state(config, seed, variables)
+  step_fn = make_iteration(config)
+
+  def summarize(metrics, *, step, steps, seconds):
+    del metrics
+    return {"games": step * config.games_per_iteration,
+            "seconds_per_iteration": seconds / max(steps, 1)}
+
+  def resumed(done, seconds):
+    return (f"resumed from iteration {done} ({seconds / 3600:.2f} h of "
+            f"training)")
+
+  return host_loop.run(
+      state, lambda start: step_fn, num_steps=num_iterations,
+      architecture=config.architecture(), output_dir=output_dir,
+      with_buffer=True, resume=resume, log_every=log_every,
+      summarize=summarize, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      max_train_seconds=max_train_seconds, handle_signals=True, log=log,
+      resumed_message=resumed, progress=progress, progress_unit="it",
+      postfix=lambda r: {"win": f"{r['win_rate']:.2f}",
+                         "len": f"{r['mean_length']:.0f}"},
+      tensorboard=tensorboard)
+
+
+def load_rl_policy(checkpoint_dir, *, step: Optional[int] = None
+                   ) -> Tuple[PolicyNetConfig, Dict[str, Any], int]:
+  """The network config, variables and iteration of a REINFORCE
+  checkpoint (the directory holding the step folders), usable like
+  `supervised.load_policy`'s.
+
+  Raises:
+    FileNotFoundError: no checkpoint.
+    CheckpointMismatchError: not an RL policy checkpoint (naming it).
+  """
+  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+  if ckpt.latest_step(checkpoint_dir) is None:
+    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
+  meta = ckpt.read_metadata(checkpoint_dir, step)
+  if meta.get("stage") != "rl_policy":
+    raise ckpt.CheckpointMismatchError(
+        f"checkpoint {checkpoint_dir}: not an RL policy checkpoint (its "
+        f"metadata describes {meta.get('stage') or 'another network'!r})")
+  try:
+    model = dict(meta["model"])
+    model["features"] = tuple(model["features"])
+    config = ReinforceConfig(model=PolicyNetConfig(**model),
+                             optimizer=meta["optimizer"],
+                             momentum=meta["momentum"],
+                             pool_size=meta["pool_size"])
+  except (KeyError, TypeError, ValueError) as e:
+    raise ckpt.CheckpointMismatchError(
+        f"checkpoint {checkpoint_dir}: {e}") from None
+  template = jax.eval_shape(lambda: init_reinforce_state(config, 0))
+  template = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), template)
+  state = ckpt.restore_checkpoint(checkpoint_dir, template,
+                                  architecture=config.architecture(),
+                                  step=step)
+  return config.model, variables_of(state), int(state.iteration)
+
+
+def load_any_policy(checkpoint_dir, *, step: Optional[int] = None
+                    ) -> Tuple[PolicyNetConfig, Dict[str, Any], int]:
+  """`load_rl_policy` or `supervised.load_policy`, whichever stage the
+  checkpoint is of."""
+  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+  if ckpt.latest_step(checkpoint_dir) is None:
+    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
+  if ckpt.read_metadata(checkpoint_dir, step).get("stage") == "rl_policy":
+    return load_rl_policy(checkpoint_dir, step=step)
+  return supervised.load_policy(checkpoint_dir, step=step)
