@@ -35,7 +35,8 @@ next move), -1 when the random move ended the game.
 
 On disk (`folder/`): `config.json` (the settings and the networks' sources,
 pinned: a resumed run with other settings is refused) and `chunk-NNNNN.npz`
-files of `chunk_games` games each. Chunk `c` is played from
+files of `chunk_games` games each (the kept positions, and for every game,
+kept or not, U, its length, score, split and moves). Chunk `c` is played from
 `fold_in(key(seed), c)`, so a chunk is a function of the settings and its
 index; each is written to a temporary file, fsynced and renamed, so a run
 killed at any point (kill -9 included) leaves whole chunks only, and
@@ -73,8 +74,9 @@ _POSITION_DTYPES = {"stones": np.uint8, "recent": np.int16, "ply": np.int16,
                     "ko": np.int16, "to_play": np.int8, "action": np.int16,
                     "outcome": np.int8, "game": np.int32}
 # Per game of a chunk (kept or not): the drawn U, moves played, kept, the
-# final Tromp-Taylor score (Black - White - komi), test split.
-_GAME_FIELDS = ("random_ply", "length", "kept", "score", "test")
+# final Tromp-Taylor score (Black - White - komi), test split, and the
+# game's moves `[2N²]` (-1 after its end), to replay or inspect it.
+_GAME_FIELDS = ("random_ply", "length", "kept", "score", "test", "moves")
 
 
 class ValueDataError(DataError):
@@ -152,6 +154,12 @@ class ValueDataConfig:
 
 # -- The compiled generator ----------------------------------------------------
 
+def draw_random_plies(key: chex.PRNGKey, num: int, max_random_ply: int
+                      ) -> chex.Array:
+  """int32 `[num]`: U per game, uniform on {0, .., max_random_ply - 1}."""
+  return jax.random.randint(key, (num,), 0, max_random_ply, dtype=jnp.int32)
+
+
 def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
                      rl_model: Optional[PolicyNetConfig], rl_vars,
                      key: chex.PRNGKey, *, num_games: int,
@@ -181,7 +189,7 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
   rho = None if rl_model is None else policy_games.policy_logits_fn(
       rl_model, game)
   u_key, init_key, key = jax.random.split(key, 3)
-  u = jax.random.randint(u_key, (b,), 0, max_random_ply, dtype=jnp.int32)
+  u = draw_random_plies(u_key, b, max_random_ply)
   states = jax.vmap(game.init)(jax.random.split(init_key, b))
   zeros = jnp.zeros((b,), jnp.int32)
   example = {"board": jnp.zeros((b, n2), jnp.int8),
@@ -311,7 +319,8 @@ def chunk_arrays(out: Dict[str, np.ndarray], config: ValueDataConfig,
   arrays.update(random_ply=out["random_ply"].astype(np.int16),
                 length=out["length"].astype(np.int16),
                 kept=out["kept"].astype(bool),
-                score=out["score"].astype(np.float32), test=test)
+                score=out["score"].astype(np.float32), test=test,
+                moves=out["actions"].T.astype(np.int16))
   return arrays
 
 
@@ -390,7 +399,8 @@ def generate(folder, config: ValueDataConfig,
   play = make_generate_fn(game, sl_model, rl_model,
                           num_games=config.chunk_games,
                           max_random_ply=config.u_max,
-                          temperature=float(config.temperature))
+                          temperature=float(config.temperature),
+                          record=True)
   wanted = -(-games // config.chunk_games)
   done = set(finished_chunks(folder))
   base = jax.random.key(config.seed)
