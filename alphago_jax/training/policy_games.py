@@ -336,9 +336,11 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
                      f"{batch_games!r}")
   game = game or make_game(model_a.board_size)
   rewards, black, lengths = [], [], []
+  # Batches of equal size where possible (one compiled program).
+  batches = -(-games_per_colour // (batch_games // 2))
   left = games_per_colour
   while left > 0:
-    per = min(left, batch_games // 2)
+    per = min(left, -(-games_per_colour // batches))
     play = make_play_fn(game, (model_a, model_b), num_games=2 * per,
                         max_moves=max_moves)
     key, sub = jax.random.split(key)

@@ -18,7 +18,7 @@ Wilson interval, then a `RESULT` line.
     python experiments/alphago/rl_policy.py --quick --output /tmp/rl-quick
 
 --quick: a fresh 3-layer 8-filter net on 5×5 (no p_σ), 12 iterations of 32
-games, 200 evaluation games: seconds after compiling.
+games, 128 evaluation games: seconds after compiling.
 """
 
 import argparse
@@ -97,7 +97,7 @@ def main(argv=None):
   p.add_argument("--log-every", type=int, default=1)
   p.add_argument("--eval-games", type=int, default=None,
                  help="p_ρ vs p_σ games at the end, half as each colour "
-                 "(default 400; --quick 200; 0 skips)")
+                 "(default 400; --quick 128; 0 skips)")
   args = p.parse_args(argv)
   log = lambda line: print(line, flush=True)
   config_path = os.path.join(args.output, "config.json")
@@ -115,7 +115,7 @@ def main(argv=None):
     seed = args.seed
     iterations = args.iterations or (12 if args.quick else 10_000)
     eval_games = args.eval_games if args.eval_games is not None else (
-        200 if args.quick else 400)
+        128 if args.quick else 400)
     sl_path = None if args.quick else (args.sl_checkpoint or os.path.join(
         ROOT, DEFAULT_SL))
   if args.iterations is not None:

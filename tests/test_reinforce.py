@@ -1,0 +1,181 @@
+"""REINFORCE for p_ρ: the gradient's sign, the opponent pool holds only
+earlier snapshots, the quick command beats its starting network, a resumed
+run ends where an uninterrupted one does, other checkpoints and bad configs
+are refused by name."""
+
+import contextlib
+import functools
+import importlib.util
+import io
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import policy_games as pg
+from alphago_jax.training import read_metrics
+from alphago_jax.training import reinforce as rl
+from alphago_jax.training import supervised as sl
+
+from helpers import ROOT
+
+MODEL = PolicyNetConfig.tiny(board_size=5)
+# The --quick config of experiments/alphago/rl_policy.py: every test here
+# shares its one compiled iteration.
+CONFIG = rl.ReinforceConfig(model=MODEL, games_per_iteration=32,
+                            optimizer="adam", learning_rate=1e-2,
+                            pool_size=4, snapshot_every=3, grad_chunk=256)
+
+
+def _copy(tree):
+  return jax.tree.map(lambda x: np.array(x), tree)
+
+
+def test_policy_gradient_sign_on_a_toy():
+  net = PolicyNet(MODEL)
+  variables = init_policy_variables(net, jax.random.key(0))
+  game = pg.make_game(5)
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 3))
+  planes, mask = jax.jit(lambda s: (pg.planes_of(game, s, MODEL.features),
+                                    pg.sensible_mask(game, s)))(states)
+  action = jnp.full(3, 12, jnp.int32)   # the winning move, every time
+
+  @functools.partial(jax.jit, static_argnums=1)
+  def prob_after_step(weights, chunk_of_two):
+    chunk = 2 if chunk_of_two else 3
+    loss, grads = rl.policy_gradient_loss(
+        variables["params"], {}, planes, action, mask, weights,
+        network=net, normalizer=3.0, chunk=chunk)
+    new = optax.apply_updates(variables["params"],
+                              jax.tree.map(lambda g: -0.5 * g, grads))
+    logits = net.apply({"params": new}, planes[:1], mask[:1])
+    return jax.nn.softmax(logits)[0, 12], loss, grads
+
+  before = jax.nn.softmax(net.apply(variables, planes[:1], mask[:1]))[0, 12]
+  won, loss, grads = prob_after_step(jnp.ones(3), False)
+  lost, _, _ = prob_after_step(-jnp.ones(3), False)
+  assert won > before * 1.05 and lost < before * 0.95
+  np.testing.assert_allclose(loss, -jnp.log(before), rtol=1e-4)
+  # Chunks of 2 (one padded row) give the same gradient; zero weights none.
+  _, loss2, grads2 = prob_after_step(jnp.ones(3), True)
+  np.testing.assert_allclose(loss2, loss, rtol=1e-5)
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6),
+               grads, grads2)
+  _, _, none = prob_after_step(jnp.zeros(3), True)
+  assert float(optax.global_norm(none)) == 0.0
+
+
+def test_the_pool_holds_only_earlier_snapshots():
+  state = rl.init_reinforce_state(CONFIG, 0)
+  step = rl.make_iteration(CONFIG)
+  after = {0: _copy(state.params)}   # params after each iteration
+  opponents = []
+  for i in range(15):
+    stored = set(np.asarray(state.buffer.iterations).tolist()) - {-1}
+    state, metrics = step(state)
+    opponent = int(metrics["opponent"])
+    assert opponent in stored and opponent <= i, (i, opponent, stored)
+    opponents.append(opponent)
+    after[i + 1] = _copy(state.params)
+  # Snapshots at 0, 3, ..., 15 in a ring of 4: 12 and 15 overwrote 0 and 3.
+  pool = state.buffer
+  np.testing.assert_array_equal(pool.iterations, [12, 15, 6, 9])
+  assert int(pool.added) == 6
+  for slot, it in enumerate(np.asarray(pool.iterations)):
+    jax.tree.map(lambda s, p, k=slot: np.testing.assert_array_equal(s[k], p),
+                 pool.params, after[int(it)])
+  assert len(set(opponents)) >= 3
+  # The learner moved on from the snapshot it was last compared with.
+  assert not np.array_equal(after[15]["Conv_0"]["kernel"],
+                            after[12]["Conv_0"]["kernel"])
+
+
+def test_quick_command_beats_its_starting_network(tmp_path):
+  spec = importlib.util.spec_from_file_location(
+      "rl_policy", os.path.join(ROOT, "experiments", "alphago",
+                                "rl_policy.py"))
+  rl_policy = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(rl_policy)
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out):
+    assert rl_policy.main(["--quick", "--output", str(tmp_path)]) == 0
+  result = [l for l in out.getvalue().splitlines()
+            if l.startswith("RESULT ")][-1]
+  fields = dict(f.split("=") for f in result.split()[1:])
+  assert int(fields["iterations"]) == 12 and int(fields["eval_games"]) == 128
+  assert float(fields["ci_low"]) > 0.5, result   # p_ρ beats p_σ
+  saved = json.load(open(tmp_path / "config.json"))
+  assert rl.ReinforceConfig.from_json(saved["config"]) == CONFIG
+  records = read_metrics(str(tmp_path / "metrics.jsonl"))
+  assert [r["iteration"] for r in records] == list(range(1, 13))
+  assert {"win_rate", "mean_length", "loss", "grad_norm"} <= set(records[0])
+  model, variables, step = rl.load_rl_policy(tmp_path / "checkpoints")
+  assert model == MODEL and step == 12 and "Conv_0" in variables["params"]
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path):
+  whole, _ = rl.train_reinforce(CONFIG, seed=3, num_iterations=4,
+                                output_dir=str(tmp_path / "a"))
+  rl.train_reinforce(CONFIG, seed=3, num_iterations=2,
+                     output_dir=str(tmp_path / "b"))
+  resumed, history = rl.train_reinforce(CONFIG, seed=3, num_iterations=4,
+                                        output_dir=str(tmp_path / "b"))
+  assert [r["iteration"] for r in history] == [3, 4]
+  jax.tree.map(np.testing.assert_array_equal, _copy(whole.params),
+               _copy(resumed.params))
+  jax.tree.map(np.testing.assert_array_equal, _copy(whole.buffer),
+               _copy(resumed.buffer))
+  _, variables, step = rl.load_any_policy(tmp_path / "b" / "checkpoints")
+  assert step == 4
+  jax.tree.map(np.testing.assert_array_equal, _copy(whole.params),
+               _copy(variables["params"]))
+
+
+def test_checkpoints_of_other_networks_are_refused(tmp_path):
+  sl_config = sl.SupervisedConfig(model=MODEL)
+  ckpt.save_checkpoint(str(tmp_path / "checkpoints"),
+                       sl.init_supervised_state(sl_config, 0),
+                       architecture=sl_config.architecture(),
+                       with_buffer=False)
+  with pytest.raises(ckpt.CheckpointMismatchError, match="stage"):
+    rl.train_reinforce(CONFIG, seed=0, num_iterations=1,
+                       output_dir=str(tmp_path))
+  with pytest.raises(ckpt.CheckpointMismatchError, match="not an RL policy"):
+    rl.load_rl_policy(tmp_path / "checkpoints")
+  # load_any_policy reads it as the p_σ it is.
+  model, _, _ = rl.load_any_policy(tmp_path / "checkpoints")
+  assert model == MODEL
+  with pytest.raises(FileNotFoundError):
+    rl.load_rl_policy(tmp_path / "nothing")
+
+
+def test_committed_sl_checkpoint_loads_for_rl():
+  path = os.path.join(ROOT, "checkpoints", "sl19-partial", "checkpoints")
+  if not os.path.isdir(path):
+    pytest.skip("checkpoints/sl19-partial not present")
+  model, variables, _ = rl.load_any_policy(path)
+  state = rl.init_reinforce_state(rl.ReinforceConfig(model=model), 0,
+                                  variables)
+  assert state.buffer.iterations.shape == (16,)
+  assert rl.ReinforceConfig(model=model).architecture()["stage"] == \
+      "rl_policy"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("games_per_iteration", 3), ("games_per_iteration", 0),
+    ("optimizer", "rmsprop"), ("learning_rate", 0.0),
+    ("learning_rate", float("nan")), ("momentum", 1.0),
+    ("baseline", "value"), ("pool_size", 0), ("snapshot_every", 0),
+    ("temperature", -1.0), ("max_moves", 0), ("grad_chunk", 0),
+    ("komi", float("inf")), ("allow_pass", 1), ("model", "6x64"),
+    ("pool_size", True)])
+def test_bad_config_values_name_the_field(field, value):
+  with pytest.raises(ValueError, match=field):
+    rl.ReinforceConfig(**{field: value})
