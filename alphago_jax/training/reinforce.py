@@ -214,7 +214,10 @@ def init_reinforce_state(config: ReinforceConfig, seed: int,
                      opt_state=make_optimizer(config).init(params),
                      buffer=pool, key=jax.random.key_data(run_key),
                      iteration=jnp.int32(0))
-  return jax.device_put(state)
+  # Committed to a device as `host_loop.run` commits it, so one compiled
+  # iteration serves a state from here and one from the loop.
+  return jax.device_put(state, jax.sharding.SingleDeviceSharding(
+      jax.local_devices()[0]))
 
 
 def policy_gradient_loss(params, batch_stats, planes, actions, masks,
