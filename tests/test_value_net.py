@@ -352,3 +352,33 @@ def test_checkpoint_of_another_network_is_refused(tmp_path):
                             architecture=wider.architecture())
   with pytest.raises(FileNotFoundError, match="no checkpoint"):
     vn.load_value(tmp_path / "none")
+
+
+@pytest.mark.slow
+def test_value_data_and_value_net_commands(tmp_path):
+  from helpers import ROOT, run_mains  # pylint: disable=import-outside-toplevel
+  value_data = os.path.join(ROOT, "experiments", "alphago", "value_data.py")
+  value_net = os.path.join(ROOT, "experiments", "alphago", "value_net.py")
+  out, run = tmp_path / "data", tmp_path / "run"
+  gen = [value_data, ["--quick", "--size", "5", "--output", out]]
+  train = [value_net, ["--quick", "--data", out, "--output", run]]
+  made, again, summary, trained, refused, resumed, missing = run_mains([
+      gen, gen, (value_data, ["--summary", "--output", out]), train, train,
+      (value_net, ["--resume", "--output", run]),
+      (value_net, ["--quick", "--data", tmp_path / "nowhere", "--output",
+                   tmp_path / "run2"])], devices=2)
+  assert made.returncode == 0, made.stderr[-3000:]
+  assert made.stdout.strip().splitlines()[-1].startswith("RESULT games=64 ")
+  assert again.returncode == 0 and " new_games=0 " in again.stdout
+  assert summary.returncode == 0 and "games=64" in summary.stdout
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
+  assert result.startswith("RESULT train_mse=") and " test_mse=" in result
+  saved = json.loads((run / "config.json").read_text())
+  assert saved["config"]["model"]["board_size"] == 5
+  assert saved["source"]["kind"] == "value_data"
+  assert refused.returncode != 0 and "--resume" in refused.stderr
+  assert resumed.returncode == 0, resumed.stderr[-3000:]
+  assert resumed.stdout.strip().splitlines()[-1].startswith("RESULT ")
+  assert missing.returncode == 1
+  assert str(tmp_path / "nowhere") in missing.stderr
