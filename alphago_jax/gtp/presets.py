@@ -224,6 +224,86 @@ def _supervised_policy(directory, *, simulations=None,
   return PolicyPlayer(name=name, game=game, policy=logits)
 
 
+def load_policy_network(directory: str):
+  """`(PolicyNetConfig, variables, step)` of a p_σ (`training.supervised`)
+  or p_ρ (`training.reinforce`) run directory or its `checkpoints/`.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    CheckpointMismatchError: a checkpoint of neither kind.
+  """
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import reinforce, supervised
+  ckpt_dir = os.path.join(directory, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir = directory
+  try:
+    return supervised.load_policy(ckpt_dir)
+  except ckpt.CheckpointMismatchError as sl_error:
+    try:
+      return reinforce.load_rl_policy(ckpt_dir)
+    except ckpt.CheckpointMismatchError as rl_error:
+      raise ckpt.CheckpointMismatchError(
+          f"gtp: {directory} holds neither a supervised nor an RL policy "
+          f"network ({sl_error}; {rl_error})") from None
+
+
+def _policy_network(directory, *, simulations=None, resign_threshold=None):
+  """A p_σ or p_ρ network, greedy by the policy games' move rule
+  (`training.policy_games.sensible_mask`: no own-eye fill, pass only when
+  nothing else is left), as the networks were trained and measured."""
+  del simulations, resign_threshold  # No search, no value.
+  from alphago_jax.games.go import Go
+  from alphago_jax.gtp.players import PolicyPlayer
+  from alphago_jax.training import policy_games
+  from alphago_jax.types import MASKED_LOGIT
+  import jax.numpy as jnp
+  model, variables, step = load_policy_network(directory)
+  game = Go(size=model.board_size)
+  logits_fn = policy_games.policy_logits_fn(model, game)
+
+  def logits(g, states):
+    mask = policy_games.sensible_mask(g, states)
+    return jnp.where(mask, logits_fn(variables, states), MASKED_LOGIT), None
+  name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
+  return PolicyPlayer(name=name, game=game, policy=logits)
+
+
+def _value_network(directory, *, simulations=None, resign_threshold=None):
+  """The value network v_θ as a player: the move (by the policy games' move
+  rule) whose successor it rates worst for the opponent; a finished
+  successor is scored. Its analysis shows that value of every candidate."""
+  del simulations, resign_threshold
+  import jax
+  import jax.numpy as jnp
+  from alphago_jax.games.go import Go
+  from alphago_jax.gtp.players import PolicyPlayer
+  from alphago_jax.models.value import ValueNet, make_value_fn
+  from alphago_jax.training import policy_games, value_net
+  from alphago_jax.types import MASKED_LOGIT
+  ckpt_dir = os.path.join(directory, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir = directory
+  model, variables, step = value_net.load_value(ckpt_dir)
+  value_fn = make_value_fn(ValueNet(model))
+  game = Go(size=model.board_size)
+
+  def logits(g, states):
+    def one(state):
+      children = jax.vmap(g.step, in_axes=(None, 0))(
+          state, jnp.arange(g.num_actions))
+      planes = policy_games.planes_of(g, children, model.features)
+      # A child's value is the opponent's; a finished game is scored.
+      mine = -value_fn(variables, planes.astype(jnp.float32))
+      return jnp.where(children.terminated,
+                       children.rewards[:, state.current_player], mine)
+    after = jax.vmap(one)(states)
+    mask = policy_games.sensible_mask(g, states)
+    return jnp.where(mask, after, MASKED_LOGIT), None
+  name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
+  return PolicyPlayer(name=name, game=game, policy=logits)
+
+
 register_preset(Preset(
     name="az-9x9", board_size=9, directories=("go9",),
     description="AlphaZero 9x9 ResNet (checkpoints/go9) with Gumbel "
@@ -248,3 +328,27 @@ register_preset(Preset(
                 "(checkpoints/sl_policy, else sl19-partial), greedy, no "
                 "search",
     load=_supervised_policy))
+register_preset(Preset(
+    name="sl-policy-9x9", board_size=9, searches=False,
+    directories=("sl9",),
+    description="supervised 9x9 policy network p_sigma on GNU Go games "
+                "(checkpoints/sl9), greedy, no search",
+    load=_policy_network))
+register_preset(Preset(
+    name="rl-policy-9x9", board_size=9, searches=False,
+    directories=("rl9",),
+    description="REINFORCE 9x9 policy network p_rho (checkpoints/rl9), "
+                "greedy, no search",
+    load=_policy_network))
+register_preset(Preset(
+    name="rl-policy-19x19", board_size=19, searches=False,
+    directories=("rl19",),
+    description="REINFORCE 19x19 policy network p_rho (checkpoints/rl19), "
+                "greedy, no search",
+    load=_policy_network))
+register_preset(Preset(
+    name="value-9x9", board_size=9, searches=False,
+    directories=("value9",),
+    description="9x9 value network v_theta (checkpoints/value9), the move "
+                "whose successor it rates best, no search",
+    load=_value_network))

@@ -16,33 +16,12 @@ interval, and ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`.
 """
 
 import argparse
-import os
 import sys
 import time
 
 import jax
 
 from alphago_jax import cpu_devices
-
-
-def load_policy_checkpoint(directory: str):
-  """(PolicyNetConfig, variables, step, kind) of a p_σ or p_ρ checkpoint."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import supervised
-  ckpt_dir = os.path.join(directory, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir = directory
-  try:
-    model, variables, step = supervised.load_policy(ckpt_dir)
-    return model, variables, step, "sl_policy"
-  except ckpt.CheckpointMismatchError as sl_error:
-    try:
-      from alphago_jax.training import reinforce
-    except ImportError:
-      raise sl_error from None
-    model, variables, step = reinforce.load_rl_policy(ckpt_dir)
-    return model, variables, step, "rl_policy"
 
 
 def make_agent(model, variables, game, temperature: float):
@@ -74,14 +53,18 @@ def main(argv=None):
     p.error("--games-per-colour must be >= 1")
   if not args.temperature >= 0:
     p.error("--temperature must be >= 0")
-  cpu_devices.use_cpu_devices(1)  # GNU Go takes the other cores.
+  try:  # One XLA device: GNU Go's processes take the other cores.
+    cpu_devices.use_cpu_devices(1)
+  except RuntimeError:
+    pass  # Called from a process whose JAX has started: its devices.
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import gnugo_match
+  from alphago_jax.evaluation.gnugo_match import gnugo_match
   from alphago_jax.evaluation.stats import wilson_interval
   from alphago_jax.games.go import Go
+  from alphago_jax.gtp.presets import load_policy_network
   from alphago_jax.training import checkpoint as ckpt
   try:
-    model, variables, step, kind = load_policy_checkpoint(args.checkpoint)
+    model, variables, step = load_policy_network(args.checkpoint)
   except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
@@ -89,12 +72,12 @@ def main(argv=None):
   agent = make_agent(model, variables, game, args.temperature)
   how = ("greedy" if args.temperature == 0 else
          f"sampled at temperature {args.temperature:g}")
-  print(f"{kind} {args.checkpoint} (step {step}, {model.num_layers}x"
+  print(f"{args.checkpoint} (step {step}, {model.num_layers}x"
         f"{model.filters}, {model.board_size}x{model.board_size}), {how}")
   results = []
   for i, level in enumerate(args.levels):
     start = time.perf_counter()
-    outcomes = gnugo_match.gnugo_match(
+    outcomes = gnugo_match(
         game, agent, jax.random.key(args.seed + i), level=level,
         games_per_colour=args.games_per_colour, seed=1000 * i)
     result = outcomes.result()

@@ -1,0 +1,117 @@
+"""The 2016 networks as players: p_σ / p_ρ greedy by the policy games' move
+rule, v_θ choosing the successor it rates best, and the policy-vs-GNU Go
+script; on tiny fresh networks saved as their stages save them."""
+
+import os
+import shutil
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from alphago_jax.games import go_features
+from alphago_jax.games.go import Go
+from alphago_jax.gtp import presets
+from alphago_jax.models.policy import PolicyNetConfig
+from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import policy_games, supervised, value_net
+from alphago_jax.types import MASKED_LOGIT
+from alphago_jax.training.state import variables_of
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+sys.path.insert(0, os.path.join(ROOT, "experiments", "alphago"))
+
+
+@pytest.fixture(scope="module")
+def sl_dir(tmp_path_factory):
+  config = supervised.SupervisedConfig(model=PolicyNetConfig.tiny(9))
+  path = tmp_path_factory.mktemp("sl") / "checkpoints"
+  ckpt.save_checkpoint(str(path), supervised.init_supervised_state(config, 3),
+                       architecture=config.architecture(), with_buffer=False)
+  return str(path.parent)
+
+
+@pytest.fixture(scope="module")
+def value_dir(tmp_path_factory):
+  config = value_net.ValueTrainConfig(model=ValueNetConfig.tiny(9))
+  state = value_net.init_value_state(config, 5)
+  path = tmp_path_factory.mktemp("value") / "checkpoints"
+  ckpt.save_checkpoint(str(path), state, architecture=config.architecture(),
+                       with_buffer=False)
+  return str(path.parent), config.model, variables_of(state)
+
+
+def _position(game, moves):
+  step = jax.jit(game.step)
+  state = game.init(None)
+  for m in moves:
+    state = step(state, game.vertex_to_action(m))
+  return state
+
+
+# Black's one-point eye at A9 (B9, A8 black) and White stones elsewhere.
+MOVES = ["B9", "E5", "A8", "E6"]
+
+
+def test_policy_preset_never_fills_its_own_eye(sl_dir):
+  game = Go(size=9)
+  player = presets.load_player("sl-policy-9x9", checkpoint=sl_dir)
+  state = _position(game, MOVES)
+  eye = game.vertex_to_action("A9")
+  assert go_features.own_eyes(game, state)[eye]
+  decision = player.genmove(game, state, jax.random.key(0))
+  assert state.legal_action_mask[decision.action]
+  assert decision.action not in (eye, game.num_points)  # no eye, no pass
+  # The mask, not the network's taste, keeps the eye and pass out.
+  model, variables, _ = presets.load_policy_network(sl_dir)
+  batch = jax.tree.map(lambda x: x[None], state)
+  raw = policy_games.policy_logits_fn(model, game)(variables, batch)[0]
+  shown, _ = player._policy(game, batch)  # pylint: disable=protected-access
+  assert raw[eye] > MASKED_LOGIT / 2 and raw[-1] > MASKED_LOGIT / 2
+  assert shown[0, eye] == MASKED_LOGIT and shown[0, -1] == MASKED_LOGIT
+
+
+def test_value_preset_plays_the_successor_it_rates_best(value_dir):
+  directory, model, variables = value_dir
+  game = Go(size=9)
+  player = presets.load_player("value-9x9", checkpoint=directory)
+  state = _position(game, MOVES)
+  decision = player.genmove(game, state, jax.random.key(0))
+  # Independently: step every sensible move, rate each child with the
+  # network, take the best for the mover.
+  value_fn = make_value_fn(ValueNet(model))
+
+  @jax.jit
+  def rated(action):  # the mover's value after `action`
+    child = game.step(state, action)
+    planes = go_features.alphago_features(game, child, model.features)
+    return -value_fn(variables, planes[None])[0]
+  eyes = np.asarray(go_features.own_eyes(game, state))
+  legal = np.asarray(state.legal_action_mask)
+  best, best_value = None, -np.inf
+  for a in range(game.num_points):  # no game ends here: no scored child
+    if legal[a] and not eyes[a] and float(rated(a)) > best_value:
+      best, best_value = a, float(rated(a))
+  assert decision.action == best
+
+
+def test_a_value_checkpoint_is_not_a_policy(value_dir):
+  with pytest.raises(ckpt.CheckpointMismatchError, match="neither"):
+    presets.load_policy_network(value_dir[0])
+
+
+@pytest.mark.skipif(shutil.which("gnugo") is None
+                    and not os.path.exists("/usr/games/gnugo"),
+                    reason="needs GNU Go")
+def test_policy_vs_gnugo_script_plays_every_game(sl_dir, capsys):
+  import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
+  assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--levels", "0",
+                               "--games-per-colour", "1"]) == 0
+  out = capsys.readouterr().out
+  assert "GNU Go level 0:" in out and "of 2 played" in out
+  assert out.strip().splitlines()[-1].startswith(
+      "RESULT level_0_win_rate=")
+  assert "games=2" in out.strip().splitlines()[-1]
