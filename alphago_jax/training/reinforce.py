@@ -80,9 +80,10 @@ class ReinforceConfig:
     baseline: "none" (b = 0) or "mean" (b = the batch's mean outcome).
     pool_size: snapshots kept (a ring buffer).
     snapshot_every: iterations between snapshots added to the pool. The
-      paper: 500 of 10,000 iterations. On a 2-core CPU a 19×19 iteration
-      of 128 games takes minutes, so a 6-hour run is ~100 iterations: 10
-      gives it ~10 opponents, as 500 gave the paper 20.
+      paper: 500 of 10,000 iterations (20 opponents). On a 2-core CPU one
+      iteration of 128 games of the 6x64 net takes minutes even on 9x9
+      (more than 6.5 CPU-minutes, measured on a loaded machine), so a
+      6-hour run is tens of iterations: 10 keeps the pool growing in it.
     temperature: the softmax temperature both players sample at.
     max_moves: the ply cap (None: the engine's 2 N²).
     grad_chunk: recorded positions a gradient chunk (memory ~ chunk x the
