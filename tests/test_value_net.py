@@ -235,13 +235,13 @@ def test_data_config_errors_name_the_field():
 
 
 def test_value_net_shapes_and_configs():
-  config = ValueNetConfig.tiny(board_size=9)
+  config = ValueNetConfig.tiny(board_size=SIZE)
   assert config.features[-1] == "player_colour"
   assert config.num_planes == go_features.num_planes(
       go_features.DEFAULT_POLICY_FEATURES) + 1
   net = ValueNet(config)
   variables = init_value_variables(net, jax.random.key(0))
-  planes = jax.random.uniform(jax.random.key(1), (4, 9, 9,
+  planes = jax.random.uniform(jax.random.key(1), (4, SIZE, SIZE,
                                                    config.num_planes))
   values = make_value_fn(net)(variables, planes)
   assert values.shape == (4,) and bool(jnp.all(jnp.abs(values) <= 1))
@@ -300,7 +300,9 @@ def test_quick_run_mse_falls_and_resume_equals_uninterrupted(folder,
       {"params": vn.init_value_state(config, 1).params}, config.model, train)
   # An untrained net (values near 0) scores about 1; training fits.
   assert first["mse"] > 0.9 and first["positions"] == len(train)
+  # Measured: train 1.00 -> 0.79 -> 0.52, test -> 0.84 -> 0.60.
   assert evals[-1]["train_mse"] < first["mse"] - 0.15, (first, evals)
+  assert evals[-1]["test_mse"] < 0.9, evals
   assert history[-1]["stop"] == "num_steps"
   # Interrupted at step 30, resumed: the same params as the whole run.
   part, _ = vn.train_value(config, train, max_samples=30 * 32,

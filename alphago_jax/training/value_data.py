@@ -31,7 +31,10 @@ Examples are stored as `data.Positions` rows (`data.positions`' compact
 format, so `data.feature_batch` rebuilds their planes): the stones, the
 last 7 actions, ply (= U + 1), ko, to_play, `outcome` (+1 the player to
 move won, -1 lost, 0 jigo) and `action` = the move p_ρ played there (the
-next move), -1 when the random move ended the game.
+next move), -1 when the random move ended the game. That happens when
+U + 1 is the move cap, or when no point was legal and the random move
+was a second pass: the example is then the final position with its
+result (rare: 2% of 5x5 games at U_max = the cap, fewer on larger boards).
 
 On disk (`folder/`): `config.json` (the settings and the networks' sources,
 pinned: a resumed run with other settings is refused) and `chunk-NNNNN.npz`
