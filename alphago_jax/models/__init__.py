@@ -1,8 +1,11 @@
 """Networks: the AlphaGo Zero ResNet policy-value network and AlphaGo's
-supervised policy network p_σ and fast rollout policy p_π."""
+supervised policy network p_σ, value network v_θ and fast rollout policy
+p_π."""
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables, make_policy_fn)
+from alphago_jax.models.value import (ValueNet, ValueNetConfig,
+                                      init_value_variables, make_value_fn)
 from alphago_jax.models.rollout_policy import (PatternRolloutPolicy,
                                                RolloutWeightsError,
                                                pattern_logits)
@@ -20,4 +23,5 @@ __all__ = ["EvaluateFn", "MASKED_LOGIT", "PatternRolloutPolicy", "PolicyNet",
            "PolicyValueNet", "ResNetConfig", "ResidualBlock",
            "init_policy_variables", "init_variables", "make_evaluate_fn",
            "make_network", "make_policy_fn", "make_stacked_evaluate_fn",
-           "stack_variables"]
+           "stack_variables", "ValueNet", "ValueNetConfig",
+           "init_value_variables", "make_value_fn"]
