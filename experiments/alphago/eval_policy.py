@@ -71,6 +71,11 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset, log):
     print(f"error: {e}", file=sys.stderr)
     return None
   positions = cache.split("train" if split == "all" else split)
+  # As in training: a run's --min-ply (none before it existed), else the
+  # flag's.
+  min_ply = dataset.get("min_ply", 0) if args.min_ply is None else \
+      args.min_ply
+  positions = positions.from_ply(min_ply)
   if len(positions) == 0:
     print(f"error: no positions in the {split} split of {args.data} under "
           f"{filters}", file=sys.stderr)
@@ -145,6 +150,9 @@ def main(argv=None):
                  "if writable, else ~/.cache/alphago_jax)")
   p.add_argument("--limit", type=int, default=None,
                  help="evaluate the first N positions only")
+  p.add_argument("--min-ply", type=int, default=None,
+                 help="leave out positions before this engine move "
+                 "(default: as in training)")
   p.add_argument("--batch-size", type=int, default=256)
   p.add_argument("--ensemble", action="store_true",
                  help="mean policy over the 8 symmetries")
