@@ -24,6 +24,9 @@ STRICT = os.environ.get("ALPHAGO_JAX_STRICT") == "1"
 # test that started last.
 LONG_FIRST = (
     "tests/test_notebooks.py",
+    "tests/test_reinforce.py",
+    "tests/test_value_net.py",
+    "tests/test_policy_presets.py",
     "tests/test_supervised.py",
     "tests/test_sweep.py",
     "tests/test_ablation.py",
