@@ -221,63 +221,79 @@ def init_reinforce_state(config: ReinforceConfig, seed: int,
       jax.local_devices()[0]))
 
 
-def policy_gradient_loss(params, batch_stats, planes, actions, masks,
-                         weights, *, network: PolicyNet, normalizer: float,
-                         chunk: int) -> Tuple[chex.Array, chex.ArrayTree]:
-  """(loss, gradient) of the REINFORCE surrogate
-  `-Σ_i w_i log p(a_i | s_i) / normalizer`.
-
-  Args:
-    planes: uint8 or float `[M, N, N, C]`; actions int32 `[M]`; masks bool
-      `[M, A]` (the moves the sampling allowed; p is the softmax over
-      them); weights float32 `[M]`, `z - b` (0 for padding).
-    chunk: positions a chunk; the gradient is summed over chunks in a
-      `lax.scan`, and a chunk whose weights are all 0 is skipped.
-  """
+def chunk_loss_and_grad(params, batch_stats, planes, actions, masks,
+                        weights, start, *, network: PolicyNet,
+                        normalizer: float, chunk: int,
+                        order: Optional[chex.Array] = None
+                        ) -> Tuple[chex.Array, chex.ArrayTree]:
+  """(loss, gradient) of `-Σ_i w_i log p(a_i | s_i) / normalizer` over rows
+  `[start, start + chunk)` of the flat `[M, ...]` arrays, or of `order`
+  (int32 `[M]`, a permutation of the rows) when given. Rows past `M` count
+  as padding (weight 0). `start` may be traced: one compiled chunk serves
+  every offset."""
   m = actions.shape[0]
-  chex.assert_shape([actions, weights], (m,))
-  chex.assert_shape(masks, (m, network.config.num_actions))
-  chex.assert_rank(planes, 4)
-  chunk = min(chunk, m)
-  pad = -m % chunk
-  def split(x):
-    x = jnp.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1))
-    return x.reshape((-1, chunk) + x.shape[1:])
+  at = start + jnp.arange(chunk)
+  rows = jnp.minimum(at, m - 1)
+  if order is not None:
+    rows = order[rows]
+  take = lambda x: jnp.take(x, rows, axis=0)
+  planes, actions, masks = take(planes), take(actions), take(masks)
+  weights = jnp.where(at < m, take(weights), 0.0)
   # Padding rows (and any row without a move) get pass allowed, so their
   # log-softmax stays finite; their weight is 0.
-  masks = jnp.pad(masks, [(0, pad), (0, 0)])
   masks = masks.at[:, -1].set(masks[:, -1] | ~jnp.any(masks, axis=1))
-  xs = (split(planes), split(actions), masks.reshape((-1, chunk) +
-                                                     masks.shape[1:]),
-        split(weights))
 
-  def chunk_loss(p, planes, actions, masks, weights):
+  def loss_fn(p):
     logits = network.apply({"params": p, "batch_stats": batch_stats},
                            planes, masks, train=False)
     logp = jnp.take_along_axis(jax.nn.log_softmax(logits),
                                actions[:, None], axis=-1)[:, 0]
     return -jnp.sum(weights * logp) / normalizer
 
-  zeros = jax.tree.map(jnp.zeros_like, params)
+  return jax.value_and_grad(loss_fn)(params)
 
-  def body(carry, x):
-    loss, grads = carry
-    l, g = jax.lax.cond(
-        jnp.any(x[3] != 0),
-        lambda: jax.value_and_grad(chunk_loss)(params, *x),
-        lambda: (jnp.float32(0.0), zeros))
-    return (loss + l, jax.tree.map(jnp.add, grads, g)), None
 
-  (loss, grads), _ = jax.lax.scan(body, (jnp.float32(0.0), zeros), xs)
+def policy_gradient_loss(params, batch_stats, planes, actions, masks,
+                         weights, *, network: PolicyNet, normalizer: float,
+                         chunk: int) -> Tuple[chex.Array, chex.ArrayTree]:
+  """(loss, gradient) of the REINFORCE surrogate
+  `-Σ_i w_i log p(a_i | s_i) / normalizer`, summed over chunks of `chunk`
+  positions unrolled in Python (no XLA loop: see the module docstring).
+  For small batches inside a jit; the iteration itself drives one compiled
+  chunk from the host (`make_iteration`).
+
+  Args:
+    planes: uint8 or float `[M, N, N, C]`; actions int32 `[M]`; masks bool
+      `[M, A]` (the moves the sampling allowed; p is the softmax over
+      them); weights float32 `[M]`, `z - b` (0 for padding).
+    chunk: positions a chunk (the last one padded with weight-0 rows).
+  """
+  m = actions.shape[0]
+  chex.assert_shape([actions, weights], (m,))
+  chex.assert_shape(masks, (m, network.config.num_actions))
+  chex.assert_rank(planes, 4)
+  chunk = min(chunk, m)
+  loss, grads = jnp.float32(0.0), jax.tree.map(jnp.zeros_like, params)
+  for start in range(0, m, chunk):
+    l, g = chunk_loss_and_grad(params, batch_stats, planes, actions, masks,
+                               weights, start, network=network,
+                               normalizer=normalizer, chunk=chunk)
+    loss, grads = loss + l, jax.tree.map(jnp.add, grads, g)
   return loss, grads
 
 
 def make_iteration(config: ReinforceConfig):
-  """The jitted `step(state) -> (state, metrics)` of one REINFORCE
-  iteration (cached on the config). Metrics: win_rate (the learner's
+  """`step(state) -> (state, metrics)`, one REINFORCE iteration (cached on
+  the config; it donates `state`). Metrics: win_rate (the learner's
   against this iteration's opponent), mean_length, loss, grad_norm,
   opponent (the iteration its snapshot was taken at), pool_filled,
-  positions (the learner's moves trained on), plies."""
+  positions (the learner's moves trained on), plies.
+
+  Not one jitted function but three, driven from Python: `play` (the
+  games, on device), a jitted gradient of one chunk of the record called
+  once per chunk that can hold a move (`plies` is fetched to the host
+  once; rows are ply-major, so rows past `plies * n/2` are padding), and
+  `apply` (the optimiser step, the pool, the metrics)."""
   return _make_iteration(config)
 
 
@@ -288,9 +304,11 @@ def _make_iteration(config: ReinforceConfig):
   game = config.game
   model = config.model
   n = config.games_per_iteration
+  half = n // 2
   pool_size = config.pool_size
 
-  def step(state: TrainState):
+  @jax.jit
+  def play(state: TrainState):
     key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
                              state.iteration)
     opponent_key, game_key = jax.random.split(key)
@@ -310,10 +328,33 @@ def _make_iteration(config: ReinforceConfig):
     b = jnp.mean(z) if config.baseline == "mean" else jnp.float32(0.0)
     weights = jnp.where(rec.valid, z[rec.games] - b, 0.0)  # [T, n/2]
     flat = lambda x: x.reshape((-1,) + x.shape[2:])
-    loss, grads = policy_gradient_loss(
-        state.params, state.batch_stats, flat(rec.planes),
-        flat(rec.actions), flat(rec.masks), flat(weights),
-        network=network, normalizer=float(n), chunk=config.grad_chunk)
+    batch = (flat(rec.planes), flat(rec.actions), flat(rec.masks),
+             flat(weights))
+    # The learner's moves first (in record order), padding after: the
+    # gradient visits ceil(positions / chunk) chunks and no more.
+    order = jnp.argsort(~flat(rec.valid), stable=True).astype(jnp.int32)
+    info = {
+        "slot": slot, "z": z, "lengths": outcome.lengths,
+        "positions": jnp.sum(rec.valid), "plies": outcome.plies}
+    return (batch, order), info
+
+  chunk = min(config.grad_chunk, half * (config.max_moves
+                                         or game.move_cap))
+
+  @functools.partial(jax.jit, donate_argnums=4)
+  def chunk_grad(params, batch_stats, record, index, acc):
+    """acc + (loss, gradient) of chunk `index` (one compile for all)."""
+    batch, order = record
+    l, g = chunk_loss_and_grad(params, batch_stats, *batch, index * chunk,
+                               network=network, normalizer=float(n),
+                               chunk=chunk, order=order)
+    loss, grads = acc
+    return loss + l, jax.tree.map(jnp.add, grads, g)
+
+  @functools.partial(jax.jit, donate_argnums=0)
+  def apply(state: TrainState, acc, info):
+    loss, grads = acc
+    pool: OpponentPool = state.buffer
     updates, opt_state = optimizer.update(grads, state.opt_state,
                                           state.params)
     params = optax.apply_updates(state.params, updates)
@@ -323,24 +364,38 @@ def _make_iteration(config: ReinforceConfig):
     write = pool.added % pool_size
     put = lambda stack, x: stack.at[write].set(
         jnp.where(take, x, stack[write]))
-    pool = OpponentPool(
+    new_pool = OpponentPool(
         params=jax.tree.map(put, pool.params, params),
         batch_stats=jax.tree.map(put, pool.batch_stats, state.batch_stats),
         iterations=put(pool.iterations, done),
         added=pool.added + take.astype(jnp.int32))
+    z = info["z"]
     metrics = {
         "win_rate": jnp.mean((z > 0).astype(jnp.float32)),
-        "mean_length": jnp.mean(outcome.lengths.astype(jnp.float32)),
+        "mean_length": jnp.mean(info["lengths"].astype(jnp.float32)),
         "loss": loss, "grad_norm": optax.global_norm(grads),
-        "opponent": state.buffer.iterations[slot].astype(jnp.float32),
-        "pool_filled": pool.filled.astype(jnp.float32),
-        "positions": jnp.sum(rec.valid).astype(jnp.float32),
-        "plies": outcome.plies.astype(jnp.float32),
+        "opponent": pool.iterations[info["slot"]].astype(jnp.float32),
+        "pool_filled": new_pool.filled.astype(jnp.float32),
+        "positions": info["positions"].astype(jnp.float32),
+        "plies": info["plies"].astype(jnp.float32),
     }
-    return state.replace(params=params, opt_state=opt_state, buffer=pool,
-                         iteration=done), metrics
+    return state.replace(params=params, opt_state=opt_state,
+                         buffer=new_pool, iteration=done), metrics
 
-  return jax.jit(step, donate_argnums=0)
+  zeros = jax.jit(lambda params: (jnp.float32(0.0),
+                                  jax.tree.map(jnp.zeros_like, params)))
+
+  def step(state: TrainState):
+    record, info = play(state)
+    # The moves come first in `order`: only their chunks are computed.
+    chunks = -(-int(info["positions"]) // chunk)
+    acc = zeros(state.params)
+    for index in range(chunks):
+      acc = chunk_grad(state.params, state.batch_stats, record,
+                       jnp.int32(index), acc)
+    return apply(state, acc, info)
+
+  return step
 
 
 def train_reinforce(config: ReinforceConfig, *, seed: int,
