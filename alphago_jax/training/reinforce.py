@@ -16,10 +16,17 @@ over the learner's moves only, z = ±1 the outcome for the learner, b = 0
 variance reduction; the paper's b was v(s_t) in a second pass). The
 probabilities are those the games were sampled from: the network's softmax
 over `policy_games.sensible_mask`. The gradient is accumulated over chunks
-of `grad_chunk` recorded positions (`lax.scan`; chunks with no weight are
-skipped), so memory stays bounded on 19×19. Every `snapshot_every`
-iterations the new parameters go into the pool (a ring buffer of
-`pool_size`).
+of `grad_chunk` recorded positions, so memory stays bounded on 19×19 (40k+
+positions an iteration). The chunks are not looped over in XLA: an
+iteration is three compiled pieces driven from Python (`make_iteration`):
+the games, one jitted chunk gradient called once per chunk holding the
+learner's moves, and the update. On XLA's CPU backend convolution
+gradients inside a `lax.scan` body ran ~15x slower than the same gradients
+outside a loop (4 chunks of 512 9×9 positions, 6x64 net: 126 s in a scan,
+8.3 s unrolled), which made one 32-game 9×9 iteration ~300 s; driven from
+Python it takes ~11 s (~3 s of it the games), 128 games ~41 s. Every
+`snapshot_every` iterations the new parameters go into the pool (a ring
+buffer of `pool_size`).
 
 The state is a `TrainState` whose `buffer` is the `OpponentPool`, so
 `host_loop.run` checkpoints and resumes it like any stage (`with_buffer`).
@@ -80,10 +87,11 @@ class ReinforceConfig:
     baseline: "none" (b = 0) or "mean" (b = the batch's mean outcome).
     pool_size: snapshots kept (a ring buffer).
     snapshot_every: iterations between snapshots added to the pool. The
-      paper: 500 of 10,000 iterations (20 opponents). On a 2-core CPU one
-      iteration of 128 games of the 6x64 net takes minutes even on 9x9
-      (more than 6.5 CPU-minutes, measured on a loaded machine), so a
-      6-hour run is tens of iterations: 10 keeps the pool growing in it.
+      paper: 500 of 10,000 iterations (20 opponents). On a shared 2-core
+      CPU one iteration of 128 9x9 games of the 6x64 net took ~41 s (~13 s
+      of games, ~27 s of gradient; 32 games: ~11 s), so a 6-hour run is
+      hundreds of iterations on 9x9 and far fewer on 19x19: 10 keeps the
+      pool growing in either.
     temperature: the softmax temperature both players sample at.
     max_moves: the ply cap (None: the engine's 2 N²).
     grad_chunk: recorded positions a gradient chunk (memory ~ chunk x the
