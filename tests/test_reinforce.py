@@ -4,7 +4,6 @@ run ends where an uninterrupted one does, other checkpoints and bad configs
 are refused by name."""
 
 import contextlib
-import functools
 import importlib.util
 import io
 import json
@@ -45,29 +44,31 @@ def test_policy_gradient_sign_on_a_toy():
   mask = jnp.ones((3, MODEL.num_actions), bool).at[:, 3].set(False)
   action = jnp.full(3, 12, jnp.int32)   # the winning move, every time
 
-  @functools.partial(jax.jit, static_argnums=1)
-  def prob_after_step(weights, chunk_of_two):
-    chunk = 2 if chunk_of_two else 3
-    loss, grads = rl.policy_gradient_loss(
-        variables["params"], {}, planes, action, mask, weights,
-        network=net, normalizer=3.0, chunk=chunk)
+  @jax.jit   # One compile: both chunkings, the step and the start.
+  def prob_after_step(weights):
+    def grad(chunk):
+      return rl.policy_gradient_loss(
+          variables["params"], {}, planes, action, mask, weights,
+          network=net, normalizer=3.0, chunk=chunk)
+    loss, grads = grad(3)
+    loss2, grads2 = grad(2)
     new = optax.apply_updates(variables["params"],
                               jax.tree.map(lambda g: -0.5 * g, grads))
     logits = net.apply({"params": new}, planes[:1], mask[:1])
-    return jax.nn.softmax(logits)[0, 12], loss, grads
+    start = jax.nn.softmax(net.apply(variables, planes, mask))[:, 12]
+    return (jax.nn.softmax(logits)[0, 12], start, loss, grads, loss2,
+            grads2)
 
-  start = jax.nn.softmax(net.apply(variables, planes, mask))[:, 12]
+  won, start, loss, grads, loss2, grads2 = prob_after_step(jnp.ones(3))
   before = start[0]
-  won, loss, grads = prob_after_step(jnp.ones(3), False)
-  lost, _, _ = prob_after_step(-jnp.ones(3), False)
+  lost = prob_after_step(-jnp.ones(3))[0]
   assert won > before * 1.05 and lost < before * 0.95
   np.testing.assert_allclose(loss, -jnp.mean(jnp.log(start)), rtol=1e-4)
   # Chunks of 2 (one padded row) give the same gradient; zero weights none.
-  _, loss2, grads2 = prob_after_step(jnp.ones(3), True)
   np.testing.assert_allclose(loss2, loss, rtol=1e-5)
   jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6),
                grads, grads2)
-  _, _, none = prob_after_step(jnp.zeros(3), True)
+  none = prob_after_step(jnp.zeros(3))[5]
   assert float(optax.global_norm(none)) == 0.0
 
 
