@@ -115,3 +115,15 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, capsys):
   assert out.strip().splitlines()[-1].startswith(
       "RESULT level_0_win_rate=")
   assert "games=2" in out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9"])
+def test_committed_9x9_policy_networks_load_and_play(name):
+  preset = presets.get_preset(name)
+  assert preset.directory() is not None, f"{name}: committed network missing"
+  player = presets.load_player(name)
+  game = Go(size=9)
+  state = _position(game, MOVES)
+  decision = player.genmove(game, state, jax.random.key(0))
+  assert state.legal_action_mask[decision.action]
+  assert decision.action != game.num_points  # open board: no pass
