@@ -197,6 +197,13 @@ def _alphago_search(default_simulations: int, *, c_puct: float):
   return load
 
 
+def _checkpoint_dir(directory: str) -> str:
+  """A stage's run directory holds its orbax steps in `checkpoints/`;
+  the folder of steps itself is accepted too."""
+  inner = os.path.join(directory, "checkpoints")
+  return inner if os.path.isdir(inner) else directory
+
+
 def _supervised_policy(directory, *, simulations=None,
                        resign_threshold=None):
   """The SL policy network p_σ of `training.supervised`: greedy move."""
@@ -209,9 +216,7 @@ def _supervised_policy(directory, *, simulations=None,
   from alphago_jax.models.policy import PolicyNet, make_policy_fn
   from alphago_jax.training import supervised
 
-  ckpt_dir = os.path.join(directory, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir = directory
+  ckpt_dir = _checkpoint_dir(directory)
   model, variables, step = supervised.load_policy(ckpt_dir)
   policy = make_policy_fn(PolicyNet(model))
   game = Go(size=model.board_size)
@@ -234,9 +239,7 @@ def load_policy_network(directory: str):
   """
   from alphago_jax.training import checkpoint as ckpt
   from alphago_jax.training import reinforce, supervised
-  ckpt_dir = os.path.join(directory, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir = directory
+  ckpt_dir = _checkpoint_dir(directory)
   try:
     return supervised.load_policy(ckpt_dir)
   except ckpt.CheckpointMismatchError as sl_error:
@@ -281,9 +284,7 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
   from alphago_jax.models.value import ValueNet, make_value_fn
   from alphago_jax.training import policy_games, value_net
   from alphago_jax.types import MASKED_LOGIT
-  ckpt_dir = os.path.join(directory, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir = directory
+  ckpt_dir = _checkpoint_dir(directory)
   model, variables, step = value_net.load_value(ckpt_dir)
   value_fn = make_value_fn(ValueNet(model))
   game = Go(size=model.board_size)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -50,6 +49,8 @@ from flax import struct
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
+from alphago_jax.training.validate import (check as _check, is_int as _is_int,
+                                          is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training import policy_games
@@ -58,20 +59,6 @@ from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
 BASELINES = ("none", "mean")
-
-
-def _check(name, ok, value, what):
-  if not ok:
-    raise ValueError(f"{name} must be {what}, got {value!r}")
-
-
-def _is_int(v):
-  return not isinstance(v, bool) and isinstance(v, int)
-
-
-def _is_real(v):
-  return (not isinstance(v, bool) and isinstance(v, (int, float))
-          and math.isfinite(v))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -39,6 +38,8 @@ from alphago_jax.data.positions import Positions
 from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
+from alphago_jax.training.validate import (check as _check, is_int as _is_int,
+                                          is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh
@@ -48,20 +49,6 @@ OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant")
 # The compact-batch fields the step reads (`game` and `valid` stay home).
 _FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
-
-
-def _check(name, ok, value, what):
-  if not ok:
-    raise ValueError(f"{name} must be {what}, got {value!r}")
-
-
-def _is_int(v):
-  return not isinstance(v, bool) and isinstance(v, int)
-
-
-def _is_real(v):
-  return (not isinstance(v, bool) and isinstance(v, (int, float))
-          and math.isfinite(v))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -38,6 +37,8 @@ from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables)
+from alphago_jax.training.validate import (check as _check, is_int as _is_int,
+                                          is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training import supervised as sl
@@ -49,20 +50,6 @@ OPTIMIZERS = sl.OPTIMIZERS
 SCHEDULES = sl.SCHEDULES
 # What the step reads (`action` only because `feature_batch` transforms it).
 _FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
-
-
-def _check(name, ok, value, what):
-  if not ok:
-    raise ValueError(f"{name} must be {what}, got {value!r}")
-
-
-def _is_int(v):
-  return not isinstance(v, bool) and isinstance(v, int)
-
-
-def _is_real(v):
-  return (not isinstance(v, bool) and isinstance(v, (int, float))
-          and math.isfinite(v))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
