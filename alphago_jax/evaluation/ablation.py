@@ -96,7 +96,8 @@ class AblationConfig:
       "pattern", or one registered with `go_playout.register_policy`).
     leaves_per_step: K leaves per step under virtual loss (1: none).
     network: an AlphaZero run directory (its policy head is the prior, its
-      value head v), as a path or a name under `gtp.checkpoints_root()`.
+      value head v), or `POLICY+VALUE`, AlphaGo's policy and value networks
+      (`load_network`); paths or names under `gtp.checkpoints_root()`.
     komi: komi; the board size is the network's.
     gnugo_levels: GNU Go levels each variant plays (may be empty).
     gnugo_games: games of each variant against each level (both colours).
@@ -314,7 +315,8 @@ def variant_agent(game, policy_fn, value_fn, static, variables,
 
 @dataclasses.dataclass(frozen=True)
 class Network:
-  """A loaded AlphaZero network as AlphaGo's prior and value."""
+  """Loaded networks as AlphaGo's prior and value (`variables` is passed as
+  both the policy's and the value's)."""
   name: str
   game: Any
   policy_fn: Any
@@ -324,15 +326,34 @@ class Network:
 
 @functools.lru_cache(maxsize=4)
 def load_network(network: str, komi: float) -> Network:
-  """The network of `network` (a run directory, or a name under
-  `gtp.checkpoints_root()`), its game with `komi`."""
+  """The networks `network` names, its game with `komi`.
+
+  `network` is an AlphaZero run directory (its policy head the prior, its
+  value head v), or `POLICY+VALUE`: AlphaGo's p_σ or p_ρ as the prior and
+  v_θ as v (`training.alphago_networks`); each a path or a name under
+  `gtp.checkpoints_root()`. A lone policy network, `POLICY+`, has no v
+  (λ = 1 only).
+  """
   # pylint: disable=import-outside-toplevel
   from alphago_jax.gtp.presets import checkpoints_root, load_alphazero_network
-  directory = network if os.path.isdir(network) else os.path.join(
-      checkpoints_root(), network)
-  if not os.path.isdir(directory):
-    raise FileNotFoundError(f"ablation: network {network!r} is neither a "
-                            f"directory nor under {checkpoints_root()}")
+
+  def resolve(name):
+    directory = name if os.path.isdir(name) else os.path.join(
+        checkpoints_root(), name)
+    if not os.path.isdir(directory):
+      raise FileNotFoundError(f"ablation: network {name!r} is neither a "
+                              f"directory nor under {checkpoints_root()}")
+    return directory
+
+  if "+" in network:
+    from alphago_jax.training.alphago_networks import load_alphago_networks
+    policy, value = network.split("+", 1)
+    nets = load_alphago_networks(resolve(policy),
+                                 resolve(value) if value else None,
+                                 komi=float(komi))
+    return Network(name=nets.name, game=nets.game, policy_fn=nets.policy_fn,
+                   value_fn=nets.value_fn, variables=nets.variables)
+  directory = resolve(network)
   game, evaluate, variables, iteration = load_alphazero_network(directory)
   game = dataclasses.replace(game, komi=float(komi))
   policy_fn, value_fn = alphago.split_evaluate(game, evaluate)

@@ -105,7 +105,7 @@ def main(argv=None):
       sources["sl"] = {"untrained": "tiny", "seed": args.seed}
     else:
       sl_model, sl_vars, step, kind = load_any_policy(args.sl_checkpoint)
-      sources["sl"] = {"path": os.path.abspath(args.sl_checkpoint),
+      sources["sl"] = {"path": os.path.normpath(args.sl_checkpoint),
                        "step": step, "kind": kind}
     rl = None
     if args.rl_checkpoint is not None and (
@@ -113,7 +113,7 @@ def main(argv=None):
         != os.path.abspath(args.sl_checkpoint or "")):
       rl_model, rl_vars, step, kind = load_any_policy(args.rl_checkpoint)
       rl = (rl_model, rl_vars)
-      sources["rl"] = {"path": os.path.abspath(args.rl_checkpoint),
+      sources["rl"] = {"path": os.path.normpath(args.rl_checkpoint),
                        "step": step, "kind": kind}
     else:
       sources["rl"] = "same as sl"
