@@ -226,7 +226,8 @@ def test_group_moves_equal_each_value_alone():
   static = search.AlphaGoStatic(num_simulations=6, use_rollouts=False)
   params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
                                 mixing=np.float32([0.0, 0.0]),
-                                virtual_loss=np.float32([3.0, 3.0]))
+                                virtual_loss=np.float32([3.0, 3.0]),
+                                rollout_temperature=np.float32([1.0, 1.0]))
   states = jax.tree.map(lambda *x: jnp.stack(x), *[
       position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
   key = jax.random.key(7)

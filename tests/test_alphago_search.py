@@ -331,7 +331,8 @@ def test_one_leaf_per_step_is_the_plain_search():
       value=value_fn(0.0, obs), embedding=states)
   rec = alphago.make_recurrent_fn(GAME, policy_fn, value_fn, VALUE_ONLY)
   select = functools.partial(alphago.alphago_action_selection, c_puct=1.0)
-  kwargs = dict(params=(GOOD, 0.0), rng_key=jax.random.key(4), root=root,
+  kwargs = dict(params=(GOOD, (0.0, 1.0)), rng_key=jax.random.key(4),
+                root=root,
                 recurrent_fn=rec, num_simulations=12)
   plain = jax.jit(lambda: tree_search.search(
       root_action_selection_fn=select, interior_action_selection_fn=select,

@@ -305,3 +305,33 @@ def test_rollouts_benchmark_runs_end_to_end():
   fields = dict(re.findall(r"(\w+)=(\S+)", last))
   assert {"rollout_ratio_vs_openspiel_9x9", "rollout_ratio_vs_openspiel_19x19",
           "uct_ratio_vs_openspiel_9x9"} <= set(fields)
+
+
+def test_rollout_temperature_divides_the_policy_logits_and_is_traced():
+  game = Go(size=5)
+  logits = jnp.asarray(np.linspace(-3.0, 3.0, 25)[::-1].copy(), jnp.float32)
+  t = 2.5
+  plain = GoPlayout(game, lambda pl, s: logits)
+  scaled = GoPlayout(game, lambda pl, s: logits / t)
+  s = game.init(jax.random.key(0))
+  keys = jax.random.split(jax.random.key(1), 16)
+
+  @jax.jit
+  def boards(keys, temperature):
+    return jax.vmap(lambda k: plain.run(plain.init(k, s, temperature)).board
+                    )(keys)
+  # Temperature t is the policy whose logits are divided by t, draw for
+  # draw; one compiled program serves every temperature.
+  want = jax.vmap(lambda k: scaled.run(scaled.init(k, s)).board)(keys)
+  np.testing.assert_array_equal(boards(keys, t), want)
+  np.testing.assert_array_equal(
+      boards(keys, 1.0),
+      jax.vmap(lambda k: plain.run(plain.init(k, s)).board)(keys))
+  # Near zero the playout is greedy (every key plays the same game); at 1
+  # it samples.
+  cold = np.asarray(boards(keys, 1e-3))
+  assert (cold == cold[0]).all()
+  assert not (np.asarray(boards(keys, 1.0)) == np.asarray(
+      boards(keys, 1.0))[0]).all()
+  with pytest.raises(ValueError, match="rollout_temperature"):
+    search.AlphaGoSearchConfig(num_simulations=4, rollout_temperature=0.0)

@@ -10,7 +10,8 @@ anchored on GNU Go (`evaluation.ablation`).
 Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
 (c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
 `--grid FIELD=V1,V2,... [FIELD=...]` (the variants are every combination)
-over `AlphaGoParams` fields (c_puct, mixing, virtual_loss). Any other
+over `AlphaGoParams` fields (c_puct, mixing, virtual_loss,
+rollout_temperature). Any other
 option overrides the preset. `--quick` is a smoke run (4 simulations, GNU
 Go level 1 only, one job of each kind, games cut at 12 plies).
 
@@ -46,13 +47,15 @@ class SweepArgs:
     output: the run directory (created; the same command resumes it).
     resume: continue the run in this directory with its own config.json.
     grid: FIELD=V1,V2,... over an AlphaGoParams field (c_puct, mixing,
-      virtual_loss); several for a grid over every combination.
+      virtual_loss, rollout_temperature); several for a grid over every
+      combination.
     quick: a smoke run (few games and simulations, GNU Go level 1 only,
       short games).
     simulations: simulations per move.
     c_puct: c_puct on raw Q in [-1, 1] where not swept.
     mixing: λ, the rollouts' weight in the leaf value, where not swept.
     virtual_loss: n_vl where not swept (with --leaves-per-step > 1).
+    rollout_temperature: the rollout policy's temperature where not swept.
     rollouts_per_leaf: playouts per leaf.
     rollout_policy: random, heuristic or pattern.
     leaves_per_step: leaves per step under virtual loss.
@@ -78,6 +81,7 @@ class SweepArgs:
   c_puct: Optional[float] = None
   mixing: Optional[float] = None
   virtual_loss: Optional[float] = None
+  rollout_temperature: Optional[float] = None
   rollouts_per_leaf: Optional[int] = None
   rollout_policy: Optional[str] = None
   leaves_per_step: Optional[int] = None

@@ -62,6 +62,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
@@ -89,7 +90,8 @@ class AblationConfig:
   Attributes:
     grid: `((field, (value, ...)), ...)`: the variants are every combination
       (first field slowest) of these `AlphaGoParams` fields.
-    c_puct, mixing, virtual_loss: the parameters not in `grid`.
+    c_puct, mixing, virtual_loss, rollout_temperature: the parameters not
+      in `grid`.
     num_simulations: simulations per move.
     rollouts_per_leaf: playouts averaged into z at each leaf.
     rollout_policy: playout policy by name ("random", "heuristic",
@@ -113,6 +115,7 @@ class AblationConfig:
   c_puct: float = 5.0
   mixing: float = 0.5
   virtual_loss: float = 3.0
+  rollout_temperature: float = 1.0
   num_simulations: int = 64
   rollouts_per_leaf: int = 1
   rollout_policy: str = "random"
@@ -157,6 +160,7 @@ class AblationConfig:
     alphago.AlphaGoSearchConfig(num_simulations=self.num_simulations,
                                 c_puct=self.c_puct, mixing=self.mixing,
                                 virtual_loss=self.virtual_loss,
+                                rollout_temperature=self.rollout_temperature,
                                 use_value=True, use_rollouts=True)
     self.values()  # Checks every grid value's range (naming the field).
     self.static()
@@ -206,6 +210,7 @@ class AblationConfig:
     return alphago.AlphaGoSearchConfig(
         num_simulations=self.num_simulations, c_puct=self.c_puct,
         mixing=self.mixing, virtual_loss=self.virtual_loss,
+        rollout_temperature=self.rollout_temperature,
         use_value=True, use_rollouts=True).params()
 
   def values(self) -> Tuple[alphago.AlphaGoParams, List[Dict[str, float]]]:
@@ -285,6 +290,9 @@ def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
                      f"groups")
   grouped = jax.tree.map(lambda x: x.reshape((k, n // k) + x.shape[1:]),
                          states)
+  # A field given as one scalar holds for every group.
+  params = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (k,)),
+                        params)
 
   def one(args):
     p, s, group_key = args

@@ -24,7 +24,8 @@ from alphago_jax.search import alphago
 
 PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
 # Readable names of the parameters, for tables and plots.
-SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl"}
+SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl",
+           "rollout_temperature": "T_π"}
 GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
 
 
@@ -260,7 +261,8 @@ def _display(summary: Summary, name: str) -> str:
   """`λ=0.25`, `GNU Go 10`: a player's name for people."""
   if name.startswith("gnugo-"):
     return f"GNU Go {name[len('gnugo-'):]}"
-  return name.replace("mixing=", "λ=").replace("virtual_loss=", "n_vl=")
+  return (name.replace("mixing=", "λ=").replace("virtual_loss=", "n_vl=")
+          .replace("rollout_temperature=", "T_π="))
 
 
 def _rate_cell(p: Optional[Pairing]) -> str:
@@ -278,7 +280,9 @@ def table_markdown(summary: Summary) -> str:
                     for n, vs in c.grid)
   fixed = [f"{SYMBOLS[n]} = {getattr(c, n):g}" for n in PARAMETERS
            if n not in dict(c.grid)
-           and (n != "virtual_loss" or c.leaves_per_step > 1)]
+           and (n != "virtual_loss" or c.leaves_per_step > 1)
+           and (n != "rollout_temperature"
+                or (c.static().use_rollouts and c.rollout_policy != "random"))]
   static = c.static()
   leaf = []
   if static.use_value:

@@ -98,6 +98,9 @@ class PlayoutState:
     done: bool `[]`, two passes or the move cap.
     seed: uint32 `[2]`, this playout's random stream (its counter is
       `moves`).
+    temperature: float32 `[]`, the policy's logits are divided by it (a
+      traced value, so a sweep over it is one program; uniform policies
+      ignore it).
   """
   board: chex.Array
   ko: chex.Array
@@ -108,6 +111,7 @@ class PlayoutState:
   last_move: chex.Array
   done: chex.Array
   seed: chex.Array
+  temperature: chex.Array
 
 
 
@@ -187,8 +191,10 @@ class GoPlayout:
 
   # -- Playout --------------------------------------------------------------
 
-  def init(self, key: chex.PRNGKey, state: go_lib.GoState) -> PlayoutState:
-    """A playout of `state` (one game); `key` is consumed."""
+  def init(self, key: chex.PRNGKey, state: go_lib.GoState,
+           temperature=1.0) -> PlayoutState:
+    """A playout of `state` (one game) at policy `temperature` (> 0,
+    may be traced); `key` is consumed."""
     seed = jax.random.bits(key, (2,), jnp.uint32)
     return PlayoutState(
         board=state.board, ko=state.ko.astype(jnp.int32),
@@ -196,7 +202,8 @@ class GoPlayout:
         to_play=state.current_player.astype(jnp.int32),
         moves=state.step_count.astype(jnp.int32),
         atari=self.in_atari(state.board), last_move=jnp.int32(-1),
-        done=state.terminated, seed=seed)
+        done=state.terminated, seed=seed,
+        temperature=jnp.asarray(temperature, jnp.float32))
 
   def _sample(self, s: PlayoutState, cand: chex.Array):
     """(point, any) : a draw from the policy over `cand`."""
@@ -217,6 +224,7 @@ class GoPlayout:
       return ((best & jnp.uint32((1 << _INDEX_BITS) - 1)).astype(jnp.int32),
               best > 0)
     u = ((bits >> 8).astype(jnp.float32) + 0.5) * (1.0 / (1 << 24))
+    logits = logits / s.temperature
     g = jnp.where(cand, logits - jnp.log(-jnp.log(u)), -jnp.inf)
     return jnp.argmax(g).astype(jnp.int32), jnp.any(cand)
 
@@ -336,10 +344,12 @@ class GoPlayout:
     black = jnp.sign(sc)
     return jnp.stack([black, -black]).astype(jnp.float32)
 
-  def rollout(self, key: chex.PRNGKey, state: go_lib.GoState) -> chex.Array:
-    """`search.random_rollout`'s contract: float32 `[2]`, the outcome of
-    playing `state` (one game) out with the policy; zeros if terminal."""
-    final = self.run(self.init(key, state))
+  def rollout(self, key: chex.PRNGKey, state: go_lib.GoState,
+              temperature=1.0) -> chex.Array:
+    """`search.RolloutFn`'s contract: float32 `[2]`, the outcome of
+    playing `state` (one game) out with the policy at `temperature`; zeros
+    if terminal."""
+    final = self.run(self.init(key, state, temperature))
     return jnp.where(state.terminated, 0.0, self.outcome(final))
 
 

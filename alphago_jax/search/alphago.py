@@ -92,13 +92,17 @@ class AlphaGoParams:
     mixing: λ in [0, 1], the rollouts' weight in the leaf value.
     virtual_loss: n_vl, the losses each pending selection adds to the edges
       it passed (AlphaGo: 3); used only with `leaves_per_step` > 1.
+    rollout_temperature: > 0, the rollout policy's logits are divided by it
+      (1: the policy as trained; uniform rollouts ignore it).
   """
   c_puct: chex.Array
   mixing: chex.Array
   virtual_loss: chex.Array = 3.0
+  rollout_temperature: chex.Array = 1.0
 
   BOUNDS = {"c_puct": (0, None, False), "mixing": (0, 1, False),
-            "virtual_loss": (0, None, False)}
+            "virtual_loss": (0, None, False),
+            "rollout_temperature": (0, None, True)}
 
   def check(self) -> "AlphaGoParams":
     """Raises ValueError naming a concrete field out of range; returns self."""
@@ -189,6 +193,7 @@ class AlphaGoSearchConfig:
     leaves_per_step: K, leaves selected per step in the same tree under
       virtual loss and evaluated together (1: one simulation at a time).
     virtual_loss: n_vl (traced).
+    rollout_temperature: the rollout policy's temperature (traced).
     reuse_tree: return the tree and continue a given one (module doc).
     max_reused_nodes: the most nodes carried over; None: num_simulations.
   """
@@ -202,6 +207,7 @@ class AlphaGoSearchConfig:
   max_depth: int | None = None
   leaves_per_step: int = 1
   virtual_loss: float = 3.0
+  rollout_temperature: float = 1.0
   reuse_tree: bool = False
   max_reused_nodes: int | None = None
 
@@ -209,6 +215,8 @@ class AlphaGoSearchConfig:
     params_lib.check_number("c_puct", self.c_puct, low=0)
     params_lib.check_number("mixing", self.mixing, low=0, high=1)
     params_lib.check_number("virtual_loss", self.virtual_loss, low=0)
+    params_lib.check_number("rollout_temperature", self.rollout_temperature,
+                            low=0, low_open=True)
     self.static().check_mixing(self.mixing)
 
   def static(self) -> AlphaGoStatic:
@@ -228,7 +236,8 @@ class AlphaGoSearchConfig:
     """The traced part, as float32 scalars."""
     f = params_lib.as_float
     return AlphaGoParams(c_puct=f(self.c_puct), mixing=f(self.mixing),
-                         virtual_loss=f(self.virtual_loss))
+                         virtual_loss=f(self.virtual_loss),
+                         rollout_temperature=f(self.rollout_temperature))
 
   def split(self) -> Tuple[AlphaGoStatic, AlphaGoParams]:
     return self.static(), self.params()
@@ -334,9 +343,9 @@ def _prior_logits(game, policy_fn, variables, states, obs):
 
 def make_leaf_value(game: game_base.Game, value_fn: ValueFn | None,
                     static: AlphaGoStatic):
-  """`leaf_value(value_variables, mixing, key, states [B], obs [B, ...])`
-  -> float32 `[B]`: V = (1 − λ) v + λ z for the player to move, 0 at
-  terminal states. Runs only the evaluators the static flags and λ need
+  """`leaf_value(value_variables, mixing, key, states [B], obs [B, ...],
+  rollout_temperature=1.0)` -> float32 `[B]`: V = (1 − λ) v + λ z for the
+  player to move, 0 at terminal states. Runs only the evaluators the static flags and λ need
   (see the module docstring)."""
   if static.use_value and value_fn is None:
     raise ValueError("use_value=True needs a value function (or set "
@@ -349,28 +358,30 @@ def make_leaf_value(game: game_base.Game, value_fn: ValueFn | None,
     chex.assert_shape(v, (states.current_player.shape[0],))
     return v.astype(jnp.float32)
 
-  def rollouts(key, states):
+  def rollouts(key, states, temperature):
     batch = states.current_player.shape[0]
     keys = jax.random.split(key, (batch, reps))
     outcome = jax.vmap(lambda ks, s: jax.vmap(
-        lambda k: play_out(k, s))(ks))(keys, states)  # [B, R, 2]
+        lambda k: play_out(k, s, temperature))(ks))(keys, states)  # [B, R, 2]
     mover = states.current_player
     z = jnp.take_along_axis(outcome, mover[:, None, None], axis=-1)[..., 0]
     return jnp.mean(z, axis=1).astype(jnp.float32)
 
-  def leaf_value(variables, mixing, key, states, obs):
+  def leaf_value(variables, mixing, key, states, obs,
+                 rollout_temperature=1.0):
+    temperature = jnp.asarray(rollout_temperature, jnp.float32)
     if static.use_value and static.use_rollouts:
       lam = jnp.asarray(mixing, jnp.float32)
       value = jax.lax.cond(
           lam == 0.0, lambda: net(variables, obs, states),
           lambda: jax.lax.cond(
-              lam == 1.0, lambda: rollouts(key, states),
+              lam == 1.0, lambda: rollouts(key, states, temperature),
               lambda: ((1.0 - lam) * net(variables, obs, states)
-                       + lam * rollouts(key, states))))
+                       + lam * rollouts(key, states, temperature))))
     elif static.use_value:
       value = net(variables, obs, states)
     else:
-      value = rollouts(key, states)
+      value = rollouts(key, states, temperature)
     return jnp.where(states.terminated, 0.0, value)
 
   return leaf_value
@@ -381,18 +392,20 @@ def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
                       ) -> mctx.RecurrentFn:
   """mctx `recurrent_fn`: step the game; the prior and V of the new node.
 
-  mctx's `params` is `((policy_variables, value_variables), mixing)`.
+  mctx's `params` is `((policy_variables, value_variables), (mixing,
+  rollout_temperature))`.
   """
   leaf_value = make_leaf_value(game, value_fn, static)
 
   def recurrent_fn(params, rng_key, action, embedding):
-    (policy_variables, value_variables), mixing = params
+    (policy_variables, value_variables), (mixing, temperature) = params
     next_state, reward, discount = jax.vmap(
         functools.partial(make_transition, game))(embedding, action)
     obs = jax.vmap(game.observe)(next_state)
     logits = _prior_logits(game, policy_fn, policy_variables, next_state,
                            obs)
-    value = leaf_value(value_variables, mixing, rng_key, next_state, obs)
+    value = leaf_value(value_variables, mixing, rng_key, next_state, obs,
+                       temperature)
     out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32),
                                  discount=discount.astype(jnp.float32),
                                  prior_logits=logits, value=value)
@@ -449,7 +462,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   root = mctx.RootFnOutput(
       prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
                                  obs),
-      value=leaf_value(value_variables, params.mixing, root_key, states, obs),
+      value=leaf_value(value_variables, params.mixing, root_key, states, obs,
+                       params.rollout_temperature),
       embedding=states)
   recurrent_fn = make_recurrent_fn(game, policy_fn, value_fn, static)
   invalid = (~states.legal_action_mask).astype(jnp.float32)
@@ -460,7 +474,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct)
     tree = tree_search.search(
-        params=(variables, params.mixing), rng_key=search_key, root=root,
+        params=(variables, (params.mixing, params.rollout_temperature)),
+        rng_key=search_key, root=root,
         recurrent_fn=recurrent_fn, root_action_selection_fn=select,
         interior_action_selection_fn=select,
         num_simulations=static.num_simulations, max_depth=static.max_depth,
@@ -470,7 +485,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                                c_puct=params.c_puct,
                                virtual_loss=params.virtual_loss)
     tree = tree_search.search_with_virtual_loss(
-        params=(variables, params.mixing), rng_key=search_key, root=root,
+        params=(variables, (params.mixing, params.rollout_temperature)),
+        rng_key=search_key, root=root,
         recurrent_fn=recurrent_fn, action_selection_fn=select,
         num_simulations=static.num_simulations,
         leaves_per_step=static.leaves_per_step, max_depth=static.max_depth,

@@ -143,8 +143,10 @@ def generic_random_rollout(game: base.Game, key: chex.PRNGKey,
   return total
 
 
-# (key, state) -> float32 [2], the outcome of playing one game out.
-RolloutFn = Callable[[chex.PRNGKey, base.State], chex.Array]
+# (key, state, temperature=1.0) -> float32 [2], the outcome of playing one
+# game out; the rollout policy's logits are divided by `temperature` (a
+# traced scalar; uniform policies ignore it).
+RolloutFn = Callable[..., chex.Array]
 
 
 def rollout_fn(game: base.Game, policy: str = "random") -> RolloutFn:
@@ -168,8 +170,9 @@ def rollout_fn(game: base.Game, policy: str = "random") -> RolloutFn:
                      "this game has only 'random'")
   fast = getattr(game, "fast_random_rollout", None)
   if fast is not None:
-    return fast
-  return lambda key, state: generic_random_rollout(game, key, state)
+    return lambda key, state, temperature=1.0: fast(key, state)
+  return lambda key, state, temperature=1.0: generic_random_rollout(
+      game, key, state)
 
 
 def random_rollout(game: base.Game, key: chex.PRNGKey, state: base.State,
