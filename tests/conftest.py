@@ -33,7 +33,7 @@ LONG_FIRST = (
     "tests/test_faults.py",
     "tests/test_cli.py",
     "tests/test_alphago_search.py",
-    "tests/test_training.py::test_data_parallel_on_four_cpu_devices",
+    "tests/test_training.py::test_data_parallel_on_two_cpu_devices",
     "tests/test_experiments.py",
     "tests/test_benchmarks.py",
     "tests/test_conformance.py",

@@ -127,3 +127,22 @@ def test_committed_9x9_policy_networks_load_and_play(name):
   decision = player.genmove(game, state, jax.random.key(0))
   assert state.legal_action_mask[decision.action]
   assert decision.action != game.num_points  # open board: no pass
+
+
+def test_alphago_preset_searches_with_policy_and_value_networks(
+    sl_dir, value_dir, tmp_path, monkeypatch):
+  # The preset finds p_σ as sl9 and v_θ as value9 under the checkpoints
+  # root; here tiny fresh ones.
+  root = tmp_path / "checkpoints"
+  root.mkdir()
+  shutil.copytree(sl_dir, root / "sl9")
+  shutil.copytree(value_dir[0], root / "value9")
+  monkeypatch.setenv("ALPHAGO_JAX_CHECKPOINTS", str(root))
+  player = presets.load_player("alphago-9x9", simulations=6)
+  game = Go(size=9)
+  state = _position(game, MOVES)
+  decision = player.genmove(game, state, jax.random.key(0))
+  assert state.legal_action_mask[decision.action]
+  shutil.rmtree(root / "value9")
+  with pytest.raises(ValueError, match="value network"):
+    presets.load_player("alphago-9x9")

@@ -197,6 +197,34 @@ def _alphago_search(default_simulations: int, *, c_puct: float):
   return load
 
 
+def _alphago_networks_search(default_simulations: int, *, mixing: float,
+                             c_puct: float, value: str = "value9",
+                             rollout_policy: str = "random"):
+  """AlphaGo's own networks in its search: the policy network in the
+  directory (p_σ or p_ρ) as the prior, v_θ from `value` (under
+  `checkpoints_root()`, or a path) as v, rollouts as `rollout_policy`."""
+  def load(directory, *, simulations=None, resign_threshold=None):
+    from alphago_jax.gtp.players import AlphaGoPlayer
+    from alphago_jax.search.alphago import AlphaGoSearchConfig
+    from alphago_jax.training.alphago_networks import load_alphago_networks
+
+    value_dir = value if os.path.isdir(value) else os.path.join(
+        checkpoints_root(), value)
+    if mixing < 1 and not os.path.isdir(value_dir):
+      raise ValueError(f"gtp: this preset's value network {value!r} is "
+                       f"missing (looked in {checkpoints_root()})")
+    nets = load_alphago_networks(directory,
+                                 value_dir if mixing < 1 else None)
+    config = AlphaGoSearchConfig(
+        num_simulations=simulations or default_simulations, c_puct=c_puct,
+        mixing=mixing, rollout_policy=rollout_policy, reuse_tree=True)
+    return AlphaGoPlayer(name=nets.name, game=nets.game,
+                         policy_fn=nets.policy_fn, value_fn=nets.value_fn,
+                         variables=(nets.variables, nets.variables),
+                         config=config, resign_threshold=resign_threshold)
+  return load
+
+
 def _checkpoint_dir(directory: str) -> str:
   """A stage's run directory holds its orbax steps in `checkpoints/`;
   the folder of steps itself is accepted too."""
@@ -322,6 +350,14 @@ register_preset(Preset(
                 "as prior and value, reusing its tree between moves, 128 "
                 "simulations a move by default",
     load=_alphago_search(128, c_puct=2.0)))
+register_preset(Preset(
+    name="alphago-9x9", board_size=9, directories=("sl9",),
+    description="AlphaGo's search with its own 9x9 networks: p_sigma "
+                "(checkpoints/sl9) as prior, v_theta (checkpoints/value9) "
+                "mixed with one random rollout a leaf (lambda = 0.5), "
+                "c_puct 5, reusing its tree, 128 simulations a move by "
+                "default",
+    load=_alphago_networks_search(128, mixing=0.5, c_puct=5.0)))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy", "sl19-partial"),
