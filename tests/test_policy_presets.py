@@ -117,8 +117,9 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, capsys):
   assert "games=2" in out.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9"])
-def test_committed_9x9_policy_networks_load_and_play(name):
+@pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9",
+                                  "value-9x9"])
+def test_committed_9x9_networks_load_and_play(name):
   preset = presets.get_preset(name)
   assert preset.directory() is not None, f"{name}: committed network missing"
   player = presets.load_player(name)

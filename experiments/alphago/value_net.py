@@ -147,12 +147,12 @@ def main(argv=None):
       p.error("give --data (a value-data folder) or --kgs (game records)")
     seed = args.seed
     if args.data is not None:
-      source = {"kind": "value_data", "path": os.path.abspath(args.data)}
+      source = {"kind": "value_data", "path": os.path.normpath(args.data)}
     else:
       filters = data_lib.Filters(
           size=args.size,
           min_rank=None if args.min_rank.lower() == "none" else args.min_rank)
-      source = {"kind": "kgs", "path": os.path.abspath(args.kgs),
+      source = {"kind": "kgs", "path": os.path.normpath(args.kgs),
                 "dataset": data_lib.DatasetConfig(
                     filters=filters, seed=0,
                     limit=300 if args.quick else None).to_json()}
