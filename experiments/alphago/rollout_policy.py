@@ -47,6 +47,13 @@ def main(argv=None):
   p.add_argument("--size", type=int, default=19, help="board size kept")
   p.add_argument("--min-rank", default="6d",
                  help="both players at least this rank; 'none' for any")
+  p.add_argument("--fractions", type=float, nargs=3, default=None,
+                 metavar=("TRAIN", "VAL", "TEST"),
+                 help="shares of the games per split (default 0.95 0.025 "
+                 "0.025)")
+  p.add_argument("--min-ply", type=int, default=0,
+                 help="leave out positions before this engine move, in "
+                 "training and test (generated games' random openings)")
   p.add_argument("--batch-size", type=int, default=None)
   p.add_argument("--lr", type=float, default=None)
   p.add_argument("--weight-decay", type=float, default=None)
@@ -98,8 +105,12 @@ def main(argv=None):
           size=args.size,
           min_rank=None if args.min_rank.lower() == "none" else args.min_rank)
       dataset = data_lib.DatasetConfig(
-          filters=filters, seed=0,
-          limit=300 if args.quick else None).to_json()
+          filters=filters, seed=0, limit=300 if args.quick else None,
+          **({} if args.fractions is None else
+             {"fractions": tuple(args.fractions)})).to_json()
+      if args.min_ply < 0:
+        raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
+      dataset["min_ply"] = args.min_ply
     except ValueError as e:
       p.error(str(e))
     seed = args.seed
@@ -113,7 +124,10 @@ def main(argv=None):
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  train, test = cache.split("train"), cache.split("test")
+  # Runs from before --min-ply have no such field: every position.
+  min_ply = int(dataset.get("min_ply", 0))
+  train = cache.split("train").from_ply(min_ply)
+  test = cache.split("test").from_ply(min_ply)
   log(f"cache: {len(train)} train, {len(test)} test positions")
   os.makedirs(args.output, exist_ok=True)
   # The run's settings (what --resume reads); exporting the weights
