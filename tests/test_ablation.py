@@ -351,3 +351,28 @@ def test_lambda_quick_run_survives_kill_9_and_shares_two_processes(
   assert sorted(os.listdir(os.path.join(out, "jobs"))) == [
       "gnugo1-000.json", "gnugo1-001.json", "gnugo1-002.json",
       "rr-000.json"]
+
+
+def test_job_with_games_gnugo_did_not_finish_is_read_back(tmp_path):
+  # Regression: a job whose GNU Go died mid-game keeps the other games, and
+  # the run must still read it (it was called damaged, stopping the run).
+  config = ablation.AblationConfig(grid=(("c_puct", (5.0,)),),
+                                   gnugo_levels=(1,), gnugo_games=4,
+                                   round_robin_games=0, chunk=2)
+  v, gg = "c_puct=5", "gnugo-1"
+  games = [_game(v, gg, 1), _game(gg, v, -1), _game(gg, v, 1)]
+  (tmp_path / "jobs").mkdir()
+  path = tmp_path / "jobs" / "gnugo1-000.json"
+
+  def write(**fields):
+    path.write_text(json.dumps({**_record("gnugo1-000", games), **fields}))
+  write(unplayed=1)
+  [record] = ablation.finished_jobs(str(tmp_path), config).values()
+  summary = report.summarize(config, [record])
+  assert summary.games_played == 3 and not summary.complete
+  write()  # Written before the count existed: fewer games only.
+  assert len(ablation.finished_jobs(str(tmp_path), config)) == 1
+  for bad in (dict(unplayed=0), dict(unplayed=2)):
+    write(**bad)
+    with pytest.raises(ValueError, match="damaged"):
+      ablation.finished_jobs(str(tmp_path), config)

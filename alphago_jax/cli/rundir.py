@@ -129,7 +129,9 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
 
 
 def from_json(cls: type, data: Any, path: str = "config") -> Any:
-  """The dataclass `cls` from `to_json`'s output, strictly checked.
+  """The dataclass `cls` from `to_json`'s output, strictly checked; only
+  fields named in `cls.ADDED_FIELDS` (added after runs were recorded) may
+  be missing, and take their defaults.
 
   Raises:
     RunConfigError: naming the first field (as a dotted path under `path`)
@@ -144,8 +146,13 @@ def from_json(cls: type, data: Any, path: str = "config") -> Any:
   unknown = sorted(set(data) - set(names))
   if unknown:
     _fail(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__}")
+  # Fields a class gained after runs were recorded may be missing: those
+  # runs ran with the field's default (the behaviour before it existed).
+  added = getattr(cls, "ADDED_FIELDS", ())
   kwargs = {}
   for name in names:
+    if name not in data and name in added:
+      continue
     if name not in data:
       _fail(f"{path}.{name}", "missing (every field must be given)")
     kwargs[name] = _convert(hints[name], data[name], f"{path}.{name}")

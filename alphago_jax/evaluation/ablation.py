@@ -58,7 +58,7 @@ import math
 import os
 import resource
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
 import chex
 import jax
@@ -111,6 +111,9 @@ class AblationConfig:
     random_opening_moves: plies played uniformly at random first.
     seed: the keys of the search and the GNU Go seeds derive from it.
   """
+  # Runs recorded before these fields existed ran at their defaults.
+  ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("rollout_temperature",)
+
   grid: Tuple[Tuple[str, Tuple[float, ...]], ...]
   c_puct: float = 5.0
   mixing: float = 0.5
@@ -463,10 +466,11 @@ def play_job(config: AblationConfig, job: Job,
                       random_opening_moves=config.random_opening_moves,
                       final_scores=True)
   seconds = time.perf_counter() - start
-  games = []
+  games, unplayed = [], 0
   for i in range(2 * per_colour):
     if out.unplayed is not None and out.unplayed[i]:
-      continue  # Its GNU Go died or refused a move: no result to keep.
+      unplayed += 1  # Its GNU Go died or refused a move: no result.
+      continue
     a, b = job.sides[(i % per_colour) // config.chunk]
     ours = names[a]
     theirs = gnugo_name(job.level) if b < 0 else names[b]
@@ -488,7 +492,8 @@ def play_job(config: AblationConfig, job: Job,
   return {"job": job.name, "network": network.name,
           "board_size": int(game.size), "seconds": seconds,
           "cpu_seconds": time.process_time() - cpu,
-          "gnugo_cpu_seconds": _children_cpu() - children, "games": games}
+          "gnugo_cpu_seconds": _children_cpu() - children, "games": games,
+          "unplayed": unplayed}
 
 
 # -- The resumable run ---------------------------------------------------------
@@ -553,6 +558,13 @@ def _alive(pid: int) -> bool:
   return True
 
 
+def load_summary(run_dir: str) -> Summary:
+  """The `Summary` of the jobs finished in a run directory (a finished or
+  an interrupted run, or a copy of one), without loading its network."""
+  _, config = read_config(run_dir)
+  return summarize(config, finished_jobs(run_dir, config).values())
+
+
 def finished_jobs(run_dir: str, config: AblationConfig,
                   network: Optional[str] = None) -> Dict[str, Dict]:
   """The finished jobs' records in `run_dir/jobs`; temporary files left by
@@ -583,8 +595,14 @@ def finished_jobs(run_dir: str, config: AblationConfig,
       games = record["games"]
       job = names[stem]
       expected = 2 * len(job.sides) * config.chunk
-      if record["job"] != stem or len(games) != expected:
-        raise ValueError(f"{len(games)} games, expected {expected}")
+      # Games whose GNU Go died are counted, not kept (records written
+      # before the count existed only left them out).
+      unplayed = record.get("unplayed")
+      if record["job"] != stem or not (
+          len(games) + unplayed == expected if isinstance(unplayed, int)
+          else unplayed is None and len(games) <= expected):
+        raise ValueError(f"{len(games)} games and {unplayed} not played, "
+                         f"expected {expected}")
     except (OSError, ValueError, KeyError, TypeError) as e:
       raise ValueError(f"ablation: {path} is damaged ({e}); delete it to "
                        f"replay the job") from None
