@@ -286,7 +286,7 @@ def table_markdown(summary: Summary) -> str:
   static = c.static()
   leaf = []
   if static.use_value:
-    leaf.append("value head v")
+    leaf.append("value network v" if "+" in c.network else "value head v")
   if static.use_rollouts:
     leaf.append(f"{c.rollouts_per_leaf} {c.rollout_policy} rollout"
                 f"{'s' if c.rollouts_per_leaf > 1 else ''} per leaf")
@@ -300,8 +300,9 @@ def table_markdown(summary: Summary) -> str:
       f"{c.leaves_per_step} leaf per step"
       f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
       f"{' and '.join(leaf)}.",
-      f"- Network: {summary.network or c.network} (policy head = prior, "
-      f"value head = v).",
+      f"- Network: {summary.network or c.network} "
+      + ("(AlphaGo's policy network = prior, its value network = v)."
+         if "+" in c.network else "(policy head = prior, value head = v)."),
       f"- Games: {board}Go, "
       f"komi {c.komi:g}, positional superko, Tromp-Taylor scoring by our "
       f"engine, colours alternated, {c.random_opening_moves} random "
