@@ -506,3 +506,18 @@ def test_arena_matches_two_agents(capsys):
   assert result["score"] == (result["wins"] + result["draws"] / 2) / 16
   status, _, err = run_cli(capsys, "arena", "uct:0", "random")
   assert status == 2 and "uct:0" in err
+
+
+def test_train_runs_each_later_alphago_stage_command(capsys):
+  # `alphago-jax train STAGE` is the stage's own command: its --help (the
+  # command's options, under the subcommand's name) for each; a bad flag
+  # is the command's error.
+  from alphago_jax.cli import train as train_cli  # pylint: disable=import-outside-toplevel
+  for stage in train_cli.ALPHAGO_STAGES:
+    assert cli_main(["train", stage, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: alphago-jax train {stage} "), out[:200]
+    assert "--output" in out
+  assert cli_main(["train", "value-net", "--output", "x",
+                  "--no-such-flag"]) == 2
+  assert "--no-such-flag" in capsys.readouterr().err

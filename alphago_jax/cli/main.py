@@ -16,8 +16,10 @@ COMMANDS = {
              "no training needed: the seed's table at a reduced size, then "
              "the shipped 9x9 network against GNU Go, in minutes"),
     "train": ("alphago_jax.cli.train",
-              "train a network (AlphaZero on tictactoe/go9, the SL policy "
-              "stage) in a run directory; repeat or resume a run"),
+              "train a network in a run directory (AlphaZero on "
+              "tictactoe/go9; AlphaGo's stages: sl-policy, rollout-policy, "
+              "rl-policy, value-data, value-net, chain-9x9); repeat or "
+              "resume a run"),
     "selfplay": ("alphago_jax.cli.selfplay",
                  "play games of a network (or any agent) against itself and "
                  "write them as SGF / JSON lines"),

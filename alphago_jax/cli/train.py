@@ -260,7 +260,15 @@ EXAMPLES = """examples:
   alphago-jax train go9 --output runs/go9 --hours 3 --train.num-games 32
   alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
   alphago-jax train --from-run runs/ttt --output runs/ttt-again
-  alphago-jax train --resume runs/go9 --hours 2"""
+  alphago-jax train --resume runs/go9 --hours 2
+
+the later AlphaGo stages (each with --help, --resume or rerun, --quick):
+  alphago-jax train gnugo-games --output data/gnugo9b --games 1200
+  alphago-jax train rollout-policy --data ../shared/data/kgs-6d --output runs/rollout
+  alphago-jax train rl-policy --sl-checkpoint checkpoints/sl9 --output runs/rl9
+  alphago-jax train value-data --sl-checkpoint checkpoints/sl9 --rl-checkpoint checkpoints/rl9 --output data/value9
+  alphago-jax train value-net --data data/value9 --output runs/value9
+  alphago-jax train chain-9x9 --output runs/chain9   (all of them, in order)"""
 
 
 def _defaults():
@@ -328,9 +336,47 @@ def _repeat(args: Repeat) -> int:
   return 0
 
 
+# The later 2016 stages: their commands in experiments/alphago/ (argparse,
+# each with its own config.json, --resume and --quick), run as subcommands.
+ALPHAGO_STAGES = {
+    "gnugo-games": "gnugo_games.py",
+    "rollout-policy": "rollout_policy.py",
+    "rl-policy": "rl_policy.py",
+    "value-data": "value_data.py",
+    "value-net": "value_net.py",
+    "chain-9x9": "chain9.py",
+}
+
+
+def run_alphago_stage(stage: str, argv: List[str]) -> int:
+  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`: its
+  command's `main(ARGS)`, from this checkout's experiments/alphago/."""
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  path = os.path.join(root, "experiments", "alphago", ALPHAGO_STAGES[stage])
+  if not os.path.exists(path):
+    print(f"error: train {stage} runs {path}, which this installation "
+          "lacks (it comes with a checkout of the repository)",
+          file=sys.stderr)
+    return 2
+  spec = importlib.util.spec_from_file_location(
+      f"alphago_stage_{stage.replace('-', '_')}", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  saved = sys.argv[0]
+  sys.argv[0] = f"alphago-jax train {stage}"  # argparse's prog
+  try:
+    return module.main(argv) or 0
+  finally:
+    sys.argv[0] = saved
+
+
 def main(argv: List[str]) -> int:
   """`alphago-jax train ARGS`; returns the exit status."""
   prog = "alphago-jax train"
+  if argv and argv[0] in ALPHAGO_STAGES:
+    return run_alphago_stage(argv[0], argv[1:])
   try:
     if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
            for a in argv):
