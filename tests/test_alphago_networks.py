@@ -1,7 +1,8 @@
 """AlphaGo's networks inside its search: the feature-planes game observes
 exactly `go_features`, each network reads exactly its own planes (checked
-against the networks applied to features computed separately), and the
-search runs on them and plays legal moves."""
+against the networks applied to features computed separately). The
+search on them: tests/test_policy_presets.py (the alphago-9x9 preset) and
+the pipeline notebook."""
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +17,6 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables)
-from alphago_jax.search import alphago
 from alphago_jax.training.alphago_networks import alphago_networks
 
 POSITION = """
@@ -76,26 +76,6 @@ def test_networks_read_their_own_planes():
       nets.value_fn(nets.variables, obs),
       ValueNet(vm).apply({"params": vv["params"]}, planes(vm.features)),
       rtol=1e-6)
-
-
-def test_search_on_alphago_networks_plays_legal_moves():
-  pm = PolicyNetConfig.tiny(board_size=5)
-  vm = ValueNetConfig(num_layers=2, filters=4, board_size=5, hidden=8)
-  nets = alphago_networks(
-      pm, init_policy_variables(PolicyNet(pm), jax.random.key(0)),
-      vm, init_value_variables(ValueNet(vm), jax.random.key(1)))
-  game = nets.game
-  states = jax.vmap(game.init)(jax.random.split(jax.random.key(3), 3))
-  states = jax.vmap(game.step)(states, jnp.array([0, 6, 12]))
-  config = alphago.AlphaGoSearchConfig(num_simulations=8, mixing=0.0)
-  out = jax.jit(lambda k, s: alphago.alphago_search(
-      game, nets.policy_fn, nets.value_fn,
-      (nets.variables, nets.variables), k, s, config=config))(
-          jax.random.key(2), states)
-  actions = np.asarray(out.action)
-  legal = np.asarray(states.legal_action_mask)
-  assert all(legal[i, a] for i, a in enumerate(actions))
-  assert np.asarray(out.visit_counts).sum(axis=1).tolist() == [8, 8, 8]
 
 
 @pytest.mark.parametrize("kwargs, match", [

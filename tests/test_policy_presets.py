@@ -144,6 +144,10 @@ def test_alphago_preset_searches_with_policy_and_value_networks(
   state = _position(game, MOVES)
   decision = player.genmove(game, state, jax.random.key(0))
   assert state.legal_action_mask[decision.action]
+  assert decision.simulations == 6 and 0 <= decision.winrate <= 1
+  # Its candidates are legal moves, the one played first.
+  assert decision.candidates[0].action == decision.action
+  assert all(state.legal_action_mask[c.action] for c in decision.candidates)
   shutil.rmtree(root / "value9")
   with pytest.raises(ValueError, match="value network"):
     presets.load_player("alphago-9x9")

@@ -99,6 +99,14 @@ def _check_game(player_game: Go, game: Go, name: str) -> None:
         f"{game.size}x{game.size} with {game.history_length}")
 
 
+def _with_rules_of(player_game: Go, game: Go) -> Go:
+  """The player's own game (its observation: e.g. a `FeaturePlanesGo`'s
+  planes) under the rules the engine plays (`game`: komi, superko, move
+  cap); `game` itself when the player plays plain Go."""
+  return dataclasses.replace(player_game, komi=game.komi,
+                             superko=game.superko, max_moves=game.max_moves)
+
+
 def _compile(fn, *args) -> Tuple[Callable, float]:
   start = time.perf_counter()
   compiled = jax.jit(fn).lower(*args).compile()
@@ -603,6 +611,7 @@ class AlphaGoPlayer:
     search (twice: the first call pays one-off costs)."""
     del timed
     _check_game(self.game, game, self.name)
+    game = _with_rules_of(self.game, game)
     self._fallback.prepare(game)
     if game not in self._seconds:
       for _ in range(2):
@@ -628,6 +637,7 @@ class AlphaGoPlayer:
     """The search's move (the network's greedy move when a search is
     measured to take longer than `seconds`)."""
     _check_game(self.game, game, self.name)
+    game = _with_rules_of(self.game, game)
     if seconds is not None and self._seconds.get(game, 0.0) > seconds:
       decision = self._fallback.genmove(game, state, key)
       return dataclasses.replace(
@@ -641,6 +651,7 @@ class AlphaGoPlayer:
     """`analysis_rounds` searches of the position, each continuing the
     last one's tree when reusing (so ever more visits), else fresh."""
     _check_game(self.game, game, self.name)
+    game = _with_rules_of(self.game, game)
     for _ in range(self.analysis_rounds):
       key, sub = jax.random.split(key)
       yield self._decision(state, self._run(game, state, sub))
