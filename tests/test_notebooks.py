@@ -23,7 +23,8 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), os.pardir, "notebooks")
 # Every notebook in notebooks/ must be listed here with its checks (a new
 # one fails test_every_notebook_is_checked until it is).
-CHECKED = ("go9_vs_gnugo.ipynb", "tour_tictactoe.ipynb")
+CHECKED = ("alphago_pipeline.ipynb", "go9_vs_gnugo.ipynb",
+           "tour_tictactoe.ipynb")
 
 
 def execute(name, tmp_path, monkeypatch, budget="small"):
@@ -245,3 +246,95 @@ def test_go9_vs_gnugo(tmp_path, monkeypatch, budget):
   heat = [int(p) for h in html[:1] for p in re.findall(
       r'class="heat"[^>]*data-point="(\d+)"', h)]
   assert heat and all(bool(before[0].legal_action_mask[p]) for p in heat)
+
+
+# -- The AlphaGo pipeline -----------------------------------------------------
+
+def _first_moves(archive, n):
+  """The first record's first `n` moves as GTP vertices, read with sgfmill
+  and tarfile (not our SGF or data code)."""
+  import tarfile  # pylint: disable=import-outside-toplevel
+  from sgfmill import sgf as sgfmill  # pylint: disable=import-outside-toplevel
+  with tarfile.open(archive) as tar:
+    member = next(m for m in tar if m.name.endswith(".sgf"))
+    game = sgfmill.Sgf_game.from_bytes(tar.extractfile(member).read())
+  vertices = []
+  for node in game.get_main_sequence()[1:n + 1]:
+    _, move = node.get_move()
+    row, col = move
+    vertices.append(f"{'ABCDEFGHJ'[col]}{row + 1}")
+  return vertices
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_alphago_pipeline(tmp_path, monkeypatch, budget):
+  # pylint: disable=import-outside-toplevel
+  import jax
+  from alphago_jax.games import go_features
+  from alphago_jax.games.go import Go
+  from alphago_jax.gtp import presets
+  from alphago_jax.models.policy import PolicyNet
+  from alphago_jax.models.value import ValueNet, make_value_fn
+  from alphago_jax.training import value_net
+  _, out = execute("alphago_pipeline.ipynb", tmp_path, monkeypatch, budget)
+  assert f"budget: {budget}" in out
+  with open(tmp_path / "pipeline.json") as f:
+    data = json.load(f)
+  root = os.path.join(NOTEBOOKS, os.pardir)
+  # The position: the unseen archive's first game, replayed here.
+  game = Go(size=9)
+  vertices = _first_moves(os.path.join(root, "data", "gnugo9",
+                                       "games-00008.tar.gz"), 20)
+  assert [game.action_to_vertex(a) for a in data["actions"]] == vertices
+  state = game.init(jax.random.key(0))
+  for v in vertices:
+    assert bool(state.legal_action_mask[game.vertex_to_action(v)]), v
+    state = game.step(state, game.vertex_to_action(v))
+  legal = np.asarray(state.legal_action_mask)
+  # p_σ's prior and v_θ's value: the networks applied here to planes
+  # computed from this replay.
+  ckpts = presets.checkpoints_root()
+  model, variables, _ = presets.load_policy_network(
+      os.path.join(ckpts, "sl9"))
+  planes = go_features.alphago_features(game, state, model.features)[None]
+  logits = np.asarray(PolicyNet(model).apply(variables, planes,
+                                             state.legal_action_mask[None]))
+  logits = np.where(legal, logits[0], -np.inf)
+  want = np.exp(logits - logits.max())
+  np.testing.assert_allclose(data["prior"], want / want.sum(), atol=1e-5)
+  vmodel, vvars, _ = value_net.load_value(os.path.join(ckpts, "value9",
+                                                       "checkpoints"))
+  vplanes = go_features.alphago_features(game, state, vmodel.features)[None]
+  value = float(make_value_fn(ValueNet(vmodel))(vvars, vplanes)[0])
+  assert data["value"] == pytest.approx(value, abs=1e-5)
+  # Each search: one visit per simulation, on legal moves; the move played
+  # is a most visited one.
+  assert set(data["searches"]) == {"0.0", "0.5", "1.0"}
+  for s in data["searches"].values():
+    visits = np.asarray(s["visits"])
+    assert visits.sum() == data["simulations"] == (
+        32 if budget == "small" else 512)
+    assert not visits[~legal].any()
+    assert visits[s["action"]] == visits.max()
+    assert -1 <= s["root_value"] <= 1
+  # Accuracy: counted over the positions asked for, hits within range, the
+  # line printed from them.
+  for name, r in (("p_σ", data["sl"]), ("p_π", data["rollout"])):
+    assert r["positions"] == (400 if budget == "small" else 5556)
+    assert 0 < r["top1_hits"] <= r["top5_hits"] <= r["positions"]
+    assert (f"{name}: top-1 {r['top1_hits']} of {r['positions']} = "
+            f"{100 * r['top1']:.1f}%") in out
+  # The ablation's pairings, counted here from the games in its jobs.
+  jobs = os.path.join(root, "docs", "ablations", "lambda-ag", "jobs")
+  counts = {}
+  for name in sorted(os.listdir(jobs)):
+    with open(os.path.join(jobs, name)) as f:
+      for g in json.load(f)["games"]:
+        pair = tuple(sorted((g["black"], g["white"]),
+                            key=lambda n: (n.startswith("gnugo"), n)))
+        sign = g["black_result"] * (1 if pair[0] == g["black"] else -1)
+        c = counts.setdefault(pair, [0, 0, 0])
+        c[0 if sign > 0 else 1 if sign == 0 else 2] += 1
+  assert counts
+  for (a, b), (w, d, l) in counts.items():
+    assert f"{a} vs {b}: {w}-{d}-{l}," in out, (a, b)
