@@ -23,7 +23,6 @@ STRICT = os.environ.get("ALPHAGO_JAX_STRICT") == "1"
 # its queue, so both stay busy to the end instead of one waiting on a long
 # test that started last.
 LONG_FIRST = (
-    "tests/test_chain9.py",
     "tests/test_notebooks.py",
     "tests/test_reinforce.py",
     "tests/test_value_net.py",

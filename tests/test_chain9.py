@@ -22,6 +22,10 @@ def _chain():
   return module
 
 
+# Six commands, each starting JAX and compiling its own programs: about
+# two minutes, so in the slow suite (`pytest -m slow tests/test_chain9.py`);
+# every stage's command has its own quick test in the default suite.
+@pytest.mark.slow
 def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   if gtp.find_gnugo() is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
