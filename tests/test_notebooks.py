@@ -287,16 +287,19 @@ def test_alphago_pipeline(tmp_path, monkeypatch, budget):
                                        "games-00008.tar.gz"), 20)
   assert [game.action_to_vertex(a) for a in data["actions"]] == vertices
   state = game.init(jax.random.key(0))
+  step = jax.jit(game.step)
   for v in vertices:
     assert bool(state.legal_action_mask[game.vertex_to_action(v)]), v
-    state = game.step(state, game.vertex_to_action(v))
+    state = step(state, game.vertex_to_action(v))
   legal = np.asarray(state.legal_action_mask)
+  features = jax.jit(functools.partial(go_features.alphago_features, game),
+                     static_argnums=1)
   # p_σ's prior and v_θ's value: the networks applied here to planes
   # computed from this replay.
   ckpts = presets.checkpoints_root()
   model, variables, _ = presets.load_policy_network(
       os.path.join(ckpts, "sl9"))
-  planes = go_features.alphago_features(game, state, model.features)[None]
+  planes = features(state, tuple(model.features))[None]
   logits = np.asarray(PolicyNet(model).apply(variables, planes,
                                              state.legal_action_mask[None]))
   logits = np.where(legal, logits[0], -np.inf)
@@ -304,7 +307,7 @@ def test_alphago_pipeline(tmp_path, monkeypatch, budget):
   np.testing.assert_allclose(data["prior"], want / want.sum(), atol=1e-5)
   vmodel, vvars, _ = value_net.load_value(os.path.join(ckpts, "value9",
                                                        "checkpoints"))
-  vplanes = go_features.alphago_features(game, state, vmodel.features)[None]
+  vplanes = features(state, tuple(vmodel.features))[None]
   value = float(make_value_fn(ValueNet(vmodel))(vvars, vplanes)[0])
   assert data["value"] == pytest.approx(value, abs=1e-5)
   # Each search: one visit per simulation, on legal moves; the move played

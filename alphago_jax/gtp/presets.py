@@ -225,13 +225,6 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
   return load
 
 
-def _checkpoint_dir(directory: str) -> str:
-  """A stage's run directory holds its orbax steps in `checkpoints/`;
-  the folder of steps itself is accepted too."""
-  inner = os.path.join(directory, "checkpoints")
-  return inner if os.path.isdir(inner) else directory
-
-
 def _supervised_policy(directory, *, simulations=None,
                        resign_threshold=None):
   """The SL policy network p_σ of `training.supervised`: greedy move."""
@@ -242,9 +235,9 @@ def _supervised_policy(directory, *, simulations=None,
   from alphago_jax.games.go import Go
   from alphago_jax.gtp.players import PolicyPlayer
   from alphago_jax.models.policy import PolicyNet, make_policy_fn
-  from alphago_jax.training import supervised
+  from alphago_jax.training import checkpoint, supervised
 
-  ckpt_dir = _checkpoint_dir(directory)
+  ckpt_dir = checkpoint.steps_directory(directory)
   model, variables, step = supervised.load_policy(ckpt_dir)
   policy = make_policy_fn(PolicyNet(model))
   game = Go(size=model.board_size)
@@ -267,7 +260,7 @@ def load_policy_network(directory: str):
   """
   from alphago_jax.training import checkpoint as ckpt
   from alphago_jax.training import reinforce, supervised
-  ckpt_dir = _checkpoint_dir(directory)
+  ckpt_dir = ckpt.steps_directory(directory)
   try:
     return supervised.load_policy(ckpt_dir)
   except ckpt.CheckpointMismatchError as sl_error:
@@ -310,9 +303,9 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
   from alphago_jax.games.go import Go
   from alphago_jax.gtp.players import PolicyPlayer
   from alphago_jax.models.value import ValueNet, make_value_fn
-  from alphago_jax.training import policy_games, value_net
+  from alphago_jax.training import checkpoint, policy_games, value_net
   from alphago_jax.types import MASKED_LOGIT
-  ckpt_dir = _checkpoint_dir(directory)
+  ckpt_dir = checkpoint.steps_directory(directory)
   model, variables, step = value_net.load_value(ckpt_dir)
   value_fn = make_value_fn(ValueNet(model))
   game = Go(size=model.board_size)

@@ -99,7 +99,8 @@ def load_alphago_networks(policy_dir: str, value_dir: Optional[str] = None,
     CheckpointMismatchError: a directory holds another kind of network.
   """
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.gtp.presets import load_policy_network, _checkpoint_dir
+  from alphago_jax.gtp.presets import load_policy_network
+  from alphago_jax.training import checkpoint
   from alphago_jax.training import value_net
   policy_model, policy_variables, policy_step = load_policy_network(
       policy_dir)
@@ -107,7 +108,7 @@ def load_alphago_networks(policy_dir: str, value_dir: Optional[str] = None,
   value_model = value_variables = None
   if value_dir is not None:
     value_model, value_variables, value_step = value_net.load_value(
-        _checkpoint_dir(value_dir))
+        checkpoint.steps_directory(value_dir))
     name += f"+{_label(value_dir)}@{value_step}"
   return alphago_networks(policy_model, policy_variables, value_model,
                           value_variables, komi=komi, name=name)

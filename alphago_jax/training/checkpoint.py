@@ -60,6 +60,13 @@ def save_checkpoint(directory, state: TrainState, *,
   return step
 
 
+def steps_directory(directory: str) -> str:
+  """The folder of orbax steps of a run: a run directory keeps them in
+  `checkpoints/`; the folder of steps itself is accepted too."""
+  inner = os.path.join(directory, "checkpoints")
+  return inner if os.path.isdir(inner) else directory
+
+
 def latest_step(directory) -> Optional[int]:
   """The newest complete checkpoint step in `directory`, or None."""
   if not os.path.isdir(directory):

@@ -38,6 +38,7 @@ import jax
 
 from alphago_jax import cpu_devices
 from alphago_jax import data as data_lib
+from alphago_jax.data import run_dataset
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
@@ -108,8 +109,7 @@ def _eval_rollout(p, args, log):
   size = meta.get("train", {}).get("board_size", trained.get("size", 19))
   min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
       None if args.min_rank.lower() == "none" else args.min_rank)
-  same_data = meta.get("data") == os.path.basename(
-      os.path.normpath(args.data))
+  same_data = run_dataset.same_source(meta.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
   positions = _open_positions(p, args, trained, size, min_rank, split,
                               dataset, log)
@@ -182,7 +182,7 @@ def main(argv=None):
   trained = run.get("dataset", {}).get("filters", {})
   min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
       None if args.min_rank.lower() == "none" else args.min_rank)
-  same_data = run.get("data") == os.path.abspath(args.data)
+  same_data = run_dataset.same_source(run.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
   positions = _open_positions(p, args, trained, model.board_size, min_rank,
                               split, run.get("dataset", {}), log)

@@ -39,12 +39,6 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_SL = os.path.join("checkpoints", "sl19-partial")
 
 
-def _sl_dir(path: str) -> str:
-  """The orbax directory of an SL run (`RUN/checkpoints`) or itself."""
-  inner = os.path.join(path, "checkpoints")
-  return inner if os.path.isdir(inner) else path
-
-
 def build_config(args, model=None) -> rl.ReinforceConfig:
   if args.quick:
     config = rl.ReinforceConfig(
@@ -123,7 +117,7 @@ def main(argv=None):
   variables = model = None
   if sl_path is not None:
     try:
-      model, variables, sl_step = rl.load_any_policy(_sl_dir(sl_path))
+      model, variables, sl_step = rl.load_any_policy(ckpt.steps_directory(sl_path))
     except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
       print(f"error: --sl-checkpoint: {e}", file=sys.stderr)
       return 1

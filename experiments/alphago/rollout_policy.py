@@ -26,6 +26,7 @@ import os
 import sys
 
 from alphago_jax import data as data_lib
+from alphago_jax.data import run_dataset
 from alphago_jax.games import go_patterns
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import rollout_policy as rp
@@ -34,26 +35,12 @@ from alphago_jax.training.supervised import eval_subset
 
 def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  p.add_argument("--data", required=True,
-                 help="an .sgf file, a tar(.gz) archive or a folder of them")
+  run_dataset.add_dataset_arguments(p)
   p.add_argument("--output", required=True, help="run directory")
-  p.add_argument("--cache", default=None,
-                 help="folder for position caches (default: beside the data "
-                 "if writable, else ~/.cache/alphago_jax)")
   p.add_argument("--resume", action="store_true",
                  help="continue the run in OUTPUT with its config.json")
   p.add_argument("--quick", action="store_true",
                  help="a smoke test: 300 records, 60 steps of 64")
-  p.add_argument("--size", type=int, default=19, help="board size kept")
-  p.add_argument("--min-rank", default="6d",
-                 help="both players at least this rank; 'none' for any")
-  p.add_argument("--fractions", type=float, nargs=3, default=None,
-                 metavar=("TRAIN", "VAL", "TEST"),
-                 help="shares of the games per split (default 0.95 0.025 "
-                 "0.025)")
-  p.add_argument("--min-ply", type=int, default=0,
-                 help="leave out positions before this engine move, in "
-                 "training and test (generated games' random openings)")
   p.add_argument("--batch-size", type=int, default=None)
   p.add_argument("--lr", type=float, default=None)
   p.add_argument("--weight-decay", type=float, default=None)
@@ -101,33 +88,17 @@ def main(argv=None):
       config = rp.RolloutTrainConfig(
           board_size=args.size, features=features,
           **dict(quick, **overrides))
-      filters = data_lib.Filters(
-          size=args.size,
-          min_rank=None if args.min_rank.lower() == "none" else args.min_rank)
-      dataset = data_lib.DatasetConfig(
-          filters=filters, seed=0, limit=300 if args.quick else None,
-          **({} if args.fractions is None else
-             {"fractions": tuple(args.fractions)})).to_json()
-      if args.min_ply < 0:
-        raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
-      dataset["min_ply"] = args.min_ply
+      dataset = run_dataset.dataset_from_args(
+          args, limit=300 if args.quick else None)
     except ValueError as e:
       p.error(str(e))
     seed = args.seed
-  dataset_config = data_lib.DatasetConfig(
-      filters=data_lib.Filters(**dataset["filters"]),
-      fractions=tuple(dataset["fractions"]), seed=dataset["seed"],
-      limit=dataset["limit"])
   try:
-    cache = data_lib.prepare(args.data, args.cache, dataset_config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
+    _, train, test = run_dataset.open_splits(args.data, args.cache, dataset,
+                                             log=log)
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  # Runs from before --min-ply have no such field: every position.
-  min_ply = int(dataset.get("min_ply", 0))
-  train = cache.split("train").from_ply(min_ply)
-  test = cache.split("test").from_ply(min_ply)
   log(f"cache: {len(train)} train, {len(test)} test positions")
   os.makedirs(args.output, exist_ok=True)
   # The run's settings (what --resume reads); exporting the weights

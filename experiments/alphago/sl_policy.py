@@ -33,6 +33,7 @@ from jax.experimental import multihost_utils
 
 from alphago_jax import cpu_devices
 from alphago_jax import data as data_lib
+from alphago_jax.data import run_dataset
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.loop import make_mesh
@@ -91,12 +92,8 @@ def build_config(args) -> sl.SupervisedConfig:
 
 def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  p.add_argument("--data", required=True,
-                 help="an .sgf file, a tar(.gz) archive or a folder of them")
+  run_dataset.add_dataset_arguments(p)
   p.add_argument("--output", required=True, help="run directory")
-  p.add_argument("--cache", default=None,
-                 help="folder for position caches (default: beside the data "
-                 "if writable, else ~/.cache/alphago_jax)")
   p.add_argument("--resume", action="store_true",
                  help="continue the run in OUTPUT with its config.json")
   p.add_argument("--preset", choices=PRESETS, default="cpu")
@@ -111,16 +108,6 @@ def main(argv=None):
   p.add_argument("--total-samples", type=int, default=None,
                  help="training positions of the run (the schedule's "
                  "horizon)")
-  p.add_argument("--size", type=int, default=19, help="board size kept")
-  p.add_argument("--min-rank", default="6d",
-                 help="both players at least this rank; 'none' for any")
-  p.add_argument("--fractions", type=float, nargs=3, default=None,
-                 metavar=("TRAIN", "VAL", "TEST"),
-                 help="shares of the games per split (default 0.95 0.025 "
-                 "0.025)")
-  p.add_argument("--min-ply", type=int, default=0,
-                 help="leave out positions before this engine move, in "
-                 "training and test (generated games' random openings)")
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--hours", type=float, default=None,
                  help="stop after this much wall-clock time in this call")
@@ -166,41 +153,24 @@ def main(argv=None):
               f"continue it or choose another --output")
     try:
       config = build_config(args)
-      filters = data_lib.Filters(
-          size=args.size,
-          min_rank=None if args.min_rank.lower() == "none" else args.min_rank)
-      dataset = data_lib.DatasetConfig(
-          filters=filters, seed=0,
-          limit=300 if args.quick else None,
-          **({} if args.fractions is None else
-             {"fractions": tuple(args.fractions)})).to_json()
-      if args.min_ply < 0:
-        raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
-      dataset["min_ply"] = args.min_ply
+      dataset = run_dataset.dataset_from_args(
+          args, limit=300 if args.quick else None)
     except ValueError as e:
       p.error(str(e))
-  dconf = dataset
-  dataset_config = data_lib.DatasetConfig(
-      filters=data_lib.Filters(**dconf["filters"]),
-      fractions=tuple(dconf["fractions"]), seed=dconf["seed"],
-      limit=dconf["limit"])
   try:
-    cache = data_lib.prepare(args.data, args.cache, dataset_config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
+    cache, train, test = run_dataset.open_splits(args.data, args.cache,
+                                                 dataset, log=log)
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  # Runs from before --min-ply have no such field: every position.
-  min_ply = int(dataset.get("min_ply", 0))
-  train = cache.split("train").from_ply(min_ply)
-  test = cache.split("test").from_ply(min_ply)
   log(f"cache {cache.path}: {len(train)} train, {len(test)} test positions")
   if jax.process_index() == 0:
     os.makedirs(args.output, exist_ok=True)
     tmp = config_path + ".tmp"
     with open(tmp, "w") as f:
+      # The paths as given, not absolute: run directories get committed.
       json.dump({"config": config.to_json(), "dataset": dataset,
-                 "data": os.path.abspath(args.data), "cache": cache.path,
+                 "data": args.data, "cache": args.cache,
                  "seed": args.seed}, f, indent=1)
     os.replace(tmp, config_path)
   if jax.process_count() > 1:

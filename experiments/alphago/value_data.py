@@ -31,15 +31,9 @@ from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
 
 
-def checkpoint_dir(path: str) -> str:
-  """A run directory's `checkpoints/`, or `path` itself."""
-  inner = os.path.join(path, "checkpoints")
-  return inner if os.path.isdir(inner) else path
-
-
 def load_any_policy(path: str):
   """(config, variables, step, kind) of an SL or RL policy checkpoint."""
-  path = checkpoint_dir(path)
+  path = ckpt.steps_directory(path)
   try:
     from alphago_jax.training import reinforce  # pylint: disable=import-outside-toplevel
   except ImportError:

@@ -1,0 +1,78 @@
+"""The dataset of a training run on game records: its flags, the JSON a
+run saves in its config.json (what `--resume` reads back) and the train
+and test positions it names.
+
+Shared by the commands that train on records (`experiments/alphago/`
+`sl_policy.py`, `rollout_policy.py`) so that they filter, split and cut
+openings the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from alphago_jax.data.positions import DatasetConfig, PositionCache, Positions
+from alphago_jax.data.positions import prepare
+from alphago_jax.data.records import Filters
+
+
+def add_dataset_arguments(p: argparse.ArgumentParser, *,
+                          size: int = 19) -> None:
+  """--data, --cache, --size, --min-rank, --fractions and --min-ply."""
+  p.add_argument("--data", required=True,
+                 help="an .sgf file, a tar(.gz) archive or a folder of them")
+  p.add_argument("--cache", default=None,
+                 help="folder for position caches (default: beside the data "
+                 "if writable, else ~/.cache/alphago_jax)")
+  p.add_argument("--size", type=int, default=size, help="board size kept")
+  p.add_argument("--min-rank", default="6d",
+                 help="both players at least this rank; 'none' for any")
+  p.add_argument("--fractions", type=float, nargs=3, default=None,
+                 metavar=("TRAIN", "VAL", "TEST"),
+                 help="shares of the games per split (default 0.95 0.025 "
+                 "0.025)")
+  p.add_argument("--min-ply", type=int, default=0,
+                 help="leave out positions before this engine move, in "
+                 "training and test (generated games' random openings)")
+
+
+def dataset_from_args(args: argparse.Namespace, *,
+                      limit: Optional[int] = None) -> Dict[str, Any]:
+  """The run's dataset JSON (`DatasetConfig.to_json()` plus `min_ply`)
+  from `add_dataset_arguments`' flags; ValueError names a bad flag."""
+  if args.min_ply < 0:
+    raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
+  min_rank = None if args.min_rank.lower() == "none" else args.min_rank
+  extra = {} if args.fractions is None else {
+      "fractions": tuple(args.fractions)}
+  dataset = DatasetConfig(filters=Filters(size=args.size, min_rank=min_rank),
+                          seed=0, limit=limit, **extra).to_json()
+  dataset["min_ply"] = args.min_ply
+  return dataset
+
+
+def open_splits(data: str, cache_root: Optional[str],
+                dataset: Dict[str, Any], *,
+                log: Callable[[str], None] = print
+                ) -> Tuple[PositionCache, Positions, Positions]:
+  """(cache, train, test) of `data` under a run's dataset JSON, building
+  the cache on first use; `DataError` when the records cannot be read."""
+  config = DatasetConfig(filters=Filters(**dataset["filters"]),
+                         fractions=tuple(dataset["fractions"]),
+                         seed=dataset["seed"], limit=dataset["limit"])
+  cache = prepare(data, cache_root, config,
+                  workers=min(2, os.cpu_count() or 1), log=log)
+  # Runs from before --min-ply have no such field: every position.
+  min_ply = int(dataset.get("min_ply", 0))
+  return (cache, cache.split("train").from_ply(min_ply),
+          cache.split("test").from_ply(min_ply))
+
+
+def same_source(saved: Optional[str], data: str) -> bool:
+  """Whether `data` is the source a run saved (`saved`, as given to it,
+  relative to wherever it ran): compared by the folder's or archive's
+  name, the part of a path that survives moving the data."""
+  name = lambda path: os.path.basename(os.path.normpath(path))
+  return saved is not None and name(saved) == name(data)
