@@ -10,6 +10,18 @@ import profiles  # pylint: disable=wrong-import-position
 
 profiles.load()
 
+# One XLA compilation cache for the whole run, shared by both xdist
+# workers and every subprocess a test starts (they inherit the
+# environment): the same small programs are compiled by many tests and
+# commands, and loading one is far cheaper than compiling it. A fresh
+# folder per run, so a run's timing never depends on an earlier one.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+  import tempfile  # pylint: disable=import-outside-toplevel
+  _run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid{os.getpid()}")
+  os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(
+      tempfile.gettempdir(), f"alphago-jax-tests-xla-{_run}")
+  os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+
 # `.ci/run` sets ALPHAGO_JAX_STRICT=1: there a test that would skip (GNU Go,
 # the game records or a benchmark peer missing) fails instead, so a green CI
 # run means every collected test ran. Locally a skip stays a skip, with its

@@ -107,7 +107,7 @@ def main(argv=None):
   p.add_argument("--batch-size", type=int, default=None)
   p.add_argument("--total-samples", type=int, default=None,
                  help="training positions of the run (the schedule's "
-                 "horizon)")
+                 "horizon); with --resume, re-plans it")
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--hours", type=float, default=None,
                  help="stop after this much wall-clock time in this call")
@@ -147,6 +147,14 @@ def main(argv=None):
       saved = json.load(f)
     config = sl.SupervisedConfig.from_json(saved["config"])
     dataset = saved["dataset"]
+    if (args.total_samples is not None
+        and args.total_samples != config.total_samples):
+      # Re-planning the horizon (a run that must end within its time
+      # budget) changes only the schedule's shape from here on; the
+      # optimizer state does not depend on it.
+      log(f"schedule horizon {config.total_samples} -> "
+          f"{args.total_samples} samples")
+      config = dataclasses.replace(config, total_samples=args.total_samples)
   else:
     if ckpt.latest_step(ckpt_dir) is not None:
       p.error(f"{args.output} already holds a run; pass --resume to "
