@@ -14,13 +14,21 @@ profiles.load()
 # workers and every subprocess a test starts (they inherit the
 # environment): the same small programs are compiled by many tests and
 # commands, and loading one is far cheaper than compiling it. A fresh
-# folder per run, so a run's timing never depends on an earlier one.
+# folder per run (the xdist controller makes it before the workers start,
+# and removes it at the end), so a run never depends on an earlier one.
+_XLA_CACHE = None  # set in the process that made the folder
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
   import tempfile  # pylint: disable=import-outside-toplevel
-  _run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid{os.getpid()}")
-  os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(
-      tempfile.gettempdir(), f"alphago-jax-tests-xla-{_run}")
+  _XLA_CACHE = tempfile.mkdtemp(prefix="alphago-jax-tests-xla-")
+  os.environ["JAX_COMPILATION_CACHE_DIR"] = _XLA_CACHE
   os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+
+
+def pytest_unconfigure(config):
+  del config
+  if _XLA_CACHE is not None:
+    import shutil  # pylint: disable=import-outside-toplevel
+    shutil.rmtree(_XLA_CACHE, ignore_errors=True)
 
 # `.ci/run` sets ALPHAGO_JAX_STRICT=1: there a test that would skip (GNU Go,
 # the game records or a benchmark peer missing) fails instead, so a green CI

@@ -469,6 +469,50 @@ def test_rejections_name_the_field(tmp_path):
     rundir.read_config(str(tmp_path), STAGES)
 
 
+def test_command_json_keeps_what_a_run_computes_and_is_read_strictly(
+    tmp_path, capsys):
+  assert rundir.without_call_flags(
+      ["--quick", "--output", "a b", "--resume", "--hours=2", "--lr", "0.1",
+       "--hours", "3", "--output=x", "--data", "d"]) == [
+           "--quick", "--lr", "0.1", "--data", "d"]
+  rundir.write_command(str(tmp_path), script="rl_policy.py",
+                       argv=["--size", "9", "--output", "elsewhere"])
+  # Written once: a later call (a resume) keeps the record of the first.
+  rundir.write_command(str(tmp_path), script="rl_policy.py",
+                       argv=["--size", "19"])
+  scripts = {"rl_policy.py"}
+  script, argv, record = rundir.read_command(str(tmp_path), scripts)
+  assert (script, argv) == ("rl_policy.py", ["--size", "9"])
+  assert record["git_commit"] == rundir.git_commit()
+  status, out, _ = run_cli(capsys, "train", "--resume", str(tmp_path),
+                           "--dry-run")
+  assert status == 0 and out.split() == [
+      "python", "experiments/alphago/rl_policy.py", "--size", "9",
+      "--output", str(tmp_path), "--resume"]
+  for flags, message in (
+      (["--resume", str(tmp_path), "--iterations", "3"], "--iterations"),
+      (["--from-run", str(tmp_path)], "--from-run needs --output"),
+      (["--from-run", str(tmp_path), "--output", str(tmp_path)],
+       "--output must differ"),
+      (["--from-run", str(tmp_path), "--output", "x", "--hours", "1"],
+       "--hours is for --resume")):
+    status, _, err = run_cli(capsys, "train", *flags, "--dry-run")
+    assert status == 2 and message in err, (flags, err)
+  path = tmp_path / rundir.COMMAND_FILE
+  for change, message in (
+      ({"script": "../../evil.py"}, "script: must be one of"),
+      ({"argv": "--size 9"}, "argv: must be a list of strings"),
+      ({"argv": ["--size", 9]}, "argv: must be a list of strings"),
+      ({"format": 2}, "format: must be 1"),
+      ({"extra": 1}, "unknown fields ['extra']")):
+    path.write_text(json.dumps(dict(record, **change)))
+    with pytest.raises(rundir.RunConfigError, match=re.escape(message)):
+      rundir.read_command(str(tmp_path), scripts)
+  path.write_text('{"format": 1, "scr')
+  with pytest.raises(rundir.RunConfigError, match="not readable JSON"):
+    rundir.read_command(str(tmp_path), scripts)
+
+
 def test_command_line_errors_show_no_traceback(tmp_path):
   # The installed entry point's path: a fresh process, a damaged file.
   (tmp_path / "config.json").write_text('{"format": 1, "command": "tr')

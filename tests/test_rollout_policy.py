@@ -474,18 +474,24 @@ def _quick_args(tmp_path):
           "--response-bits", "12"]
 
 
-def test_rollout_policy_and_eval_commands(tmp_path):
+def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
   _need(PRO)
-  out = tmp_path / "run"
+  out, again = tmp_path / "run", tmp_path / "again"
   args = _quick_args(tmp_path)
+  cli = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
   # The commands' `main`s, in one process (helpers.run_mains).
-  trained, evaluated, refused = run_mains([
+  trained, evaluated, refused, repeated, twice, resume = run_mains([
       (args[0], args[1:]),
       (EVAL_POLICY, ["--data", PRO, "--rollout", out, "--cache",
                      tmp_path / "cache", "--limit", "200"]),
       # A policy-network checkpoint is no rollout policy.
       (EVAL_POLICY, ["--data", PRO, "--rollout",
-                     os.path.join(ROOT, "checkpoints", "go9")])])
+                     os.path.join(ROOT, "checkpoints", "go9")]),
+      # `alphago-jax train --from-run / --resume` from the run's
+      # command.json.
+      (cli, ["train", "--from-run", out, "--output", again]),
+      (cli, ["train", "--from-run", out, "--output", again]),
+      (cli, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])])
   assert trained.returncode == 0, trained.stderr[-3000:]
   result = trained.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=60 samples=3840 test_top1="), result
@@ -503,6 +509,25 @@ def test_rollout_policy_and_eval_commands(tmp_path):
       " positions=200")
   assert refused.returncode == 1
   assert "no rollout-policy weights" in refused.stderr
+
+  record = json.loads((out / "command.json").read_text())
+  assert record["script"] == "rollout_policy.py"
+  # What the run computes, not where or for how long one call runs.
+  assert record["argv"] == [a for a in args[1:]
+                            if a not in ("--output", str(out))]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  assert repeated.stdout.strip().splitlines()[-1] == result
+  for name in ("weights.npz", "config.json"):
+    assert (again / name).read_bytes() == (out / name).read_bytes(), name
+  losses = [[r["loss"] for r in read_metrics(d / "metrics.jsonl")]
+            for d in (out, again)]
+  assert losses[0] == losses[1] and len(losses[0]) > 1
+  # A second repeat into the same folder is refused by the stage itself.
+  assert twice.returncode != 0 and "--resume" in twice.stderr
+  assert resume.returncode == 0, resume.stderr
+  assert resume.stdout.strip() == " ".join(
+      ["python experiments/alphago/rollout_policy.py"] + record["argv"]
+      + ["--output", str(again), "--resume", "--hours", "0.5"])
 
 
 @pytest.mark.slow

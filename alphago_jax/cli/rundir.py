@@ -244,3 +244,79 @@ def read_config(run_dir: str, stages: Dict[str, type]
   except RunConfigError as e:
     raise RunConfigError(f"{path}: {e}") from None
   return record["stage"], config, record
+
+
+# --- command.json: how an experiments/alphago/ command started a run --------
+#
+# The 2016 stages' commands are argparse scripts, each with its own
+# config.json; what repeats one of their runs is its command line. The
+# record leaves out the flags that say where and for how long a call runs
+# (an exact repeat goes elsewhere, and --resume/--hours belong to one call),
+# keeping everything that says what the run computes. Paths are kept as
+# given: relative ones are relative to where the command ran (the
+# repository root in the README), never made absolute.
+
+COMMAND_FILE = "command.json"
+_CALL_FLAGS = {"--output": True, "--resume": False, "--hours": True}
+_COMMAND_FIELDS = ("format", "script", "argv", "version", "git_commit")
+
+
+def without_call_flags(argv) -> list:
+  """`argv` without --output DIR, --resume and --hours H (either spelling,
+  `--flag value` or `--flag=value`)."""
+  out, rest = [], [str(a) for a in argv]
+  i = 0
+  while i < len(rest):
+    name = rest[i].split("=", 1)[0]
+    if name in _CALL_FLAGS:
+      i += 1 if "=" in rest[i] or not _CALL_FLAGS[name] else 2
+      continue
+    out.append(rest[i])
+    i += 1
+  return out
+
+
+def write_command(run_dir: str, *, script: str, argv) -> None:
+  """Writes `run_dir/command.json` atomically unless it exists: the record
+  of the call that started the run, which later calls (resumes) keep."""
+  path = os.path.join(run_dir, COMMAND_FILE)
+  if os.path.exists(path):
+    return
+  os.makedirs(run_dir, exist_ok=True)
+  record = {"format": FORMAT, "script": script,
+            "argv": without_call_flags(argv), "version": package_version(),
+            "git_commit": git_commit()}
+  _atomic_write(path, json.dumps(record, indent=1) + "\n")
+
+
+def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
+  """(script, argv, record) of `run_dir/command.json`, checked strictly:
+  `script` must be one of `scripts`, `argv` a list of strings.
+
+  Raises:
+    RunConfigError: a missing, damaged or foreign file, naming the field.
+  """
+  path = os.path.join(run_dir, COMMAND_FILE)
+  try:
+    with open(path) as f:
+      record = json.load(f)
+  except FileNotFoundError:
+    raise RunConfigError(f"{path}: no such file") from None
+  except (OSError, ValueError) as e:
+    raise RunConfigError(f"{path}: not readable JSON ({e})") from None
+  if not isinstance(record, dict):
+    _fail(path, "must hold a JSON object")
+  missing = [k for k in _COMMAND_FIELDS if k not in record]
+  unknown = sorted(set(record) - set(_COMMAND_FIELDS))
+  if missing or unknown:
+    _fail(path, f"missing fields {missing}, unknown fields {unknown}")
+  if record["format"] != FORMAT:
+    _fail(f"{path}: format", f"must be {FORMAT}, got "
+          f"{_describe(record['format'])}")
+  if record["script"] not in scripts:
+    _fail(f"{path}: script", f"must be one of {sorted(scripts)}, got "
+          f"{_describe(record['script'])}")
+  argv = record["argv"]
+  if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+    _fail(f"{path}: argv", "must be a list of strings")
+  return record["script"], argv, record

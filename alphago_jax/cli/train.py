@@ -235,7 +235,8 @@ class Repeat:
 
   Attributes:
     from_run: a run directory whose config.json is repeated exactly, in
-      --output.
+      --output (for a run of an experiments/alphago/ command: its
+      command.json, the command line that started it).
     resume: a run directory to continue from its last checkpoint.
     output: the new run directory (with --from-run).
     iterations: with --resume: a new iteration budget (recorded in
@@ -268,7 +269,9 @@ the later AlphaGo stages (each with --help, --resume or rerun, --quick):
   alphago-jax train rl-policy --sl-checkpoint checkpoints/sl9 --output runs/rl9
   alphago-jax train value-data --sl-checkpoint checkpoints/sl9 --rl-checkpoint checkpoints/rl9 --output data/value9
   alphago-jax train value-net --data data/value9 --output runs/value9
-  alphago-jax train chain-9x9 --output runs/chain9   (all of them, in order)"""
+  alphago-jax train chain-9x9 --output runs/chain9   (all of them, in order)
+  alphago-jax train --from-run runs/rl9 --output runs/rl9-again   (any of them)
+  alphago-jax train --resume runs/rl9 --hours 1"""
 
 
 def _defaults():
@@ -294,6 +297,8 @@ def _repeat(args: Repeat) -> int:
     raise rundir.RunConfigError("give exactly one of --from-run DIR and "
                                 "--resume DIR")
   source = args.from_run or args.resume
+  if os.path.exists(os.path.join(source, rundir.COMMAND_FILE)):
+    return _repeat_command(args, source)
   stage, run, record = rundir.read_config(source, STAGES)
   here = rundir.git_commit()
   if record["git_commit"] and here and record["git_commit"] != here:
@@ -348,28 +353,84 @@ ALPHAGO_STAGES = {
 }
 
 
-def run_alphago_stage(stage: str, argv: List[str]) -> int:
-  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`: its
-  command's `main(ARGS)`, from this checkout's experiments/alphago/."""
+# Every script that records its runs in command.json (`rundir.
+# write_command`), so that `--from-run` and `--resume` can repeat them; the
+# ones with a --resume flag (and --hours) continue through it, the others
+# by running the same command again.
+ALPHAGO_SCRIPTS = frozenset(ALPHAGO_STAGES.values()) | {"sl_policy.py"}
+RESUME_FLAG = frozenset({"sl_policy.py", "rollout_policy.py",
+                         "rl_policy.py", "value_net.py"})
+
+
+def run_script(script: str, argv: List[str], prog: str) -> int:
+  """`main(argv)` of experiments/alphago/`script` from this checkout."""
   import importlib.util  # pylint: disable=import-outside-toplevel
   root = os.path.dirname(os.path.dirname(os.path.dirname(
       os.path.abspath(__file__))))
-  path = os.path.join(root, "experiments", "alphago", ALPHAGO_STAGES[stage])
+  path = os.path.join(root, "experiments", "alphago", script)
   if not os.path.exists(path):
-    print(f"error: train {stage} runs {path}, which this installation "
-          "lacks (it comes with a checkout of the repository)",
-          file=sys.stderr)
+    print(f"error: {prog} runs {path}, which this installation lacks (it "
+          "comes with a checkout of the repository)", file=sys.stderr)
     return 2
   spec = importlib.util.spec_from_file_location(
-      f"alphago_stage_{stage.replace('-', '_')}", path)
+      f"alphago_stage_{script[:-3]}", path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   saved = sys.argv[0]
-  sys.argv[0] = f"alphago-jax train {stage}"  # argparse's prog
+  sys.argv[0] = prog  # argparse's prog
   try:
     return module.main(argv) or 0
   finally:
     sys.argv[0] = saved
+
+
+def run_alphago_stage(stage: str, argv: List[str]) -> int:
+  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`: its
+  command's `main(ARGS)`, from this checkout's experiments/alphago/."""
+  return run_script(ALPHAGO_STAGES[stage], argv, f"alphago-jax train {stage}")
+
+
+def _repeat_command(args: Repeat, source: str) -> int:
+  """--from-run / --resume of a run an experiments/alphago/ command made:
+  that command again, from its command.json."""
+  script, argv, record = rundir.read_command(source, ALPHAGO_SCRIPTS)
+  here = rundir.git_commit()
+  if record["git_commit"] and here and record["git_commit"] != here:
+    print(f"note: {source} was started by commit "
+          f"{record['git_commit'][:12]}, this is {here[:12]}",
+          file=sys.stderr)
+  if args.iterations is not None:
+    raise rundir.RunConfigError(f"--iterations: {script} runs have their "
+                                "own budget flags (in its command line)")
+  if args.cache is not None:
+    raise rundir.RunConfigError(f"--cache: {script} takes its --cache in "
+                                "its command line")
+  if args.from_run is not None:
+    if args.output is None:
+      raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "
+                                  "repeat is written there)")
+    if args.hours is not None:
+      raise rundir.RunConfigError("--from-run repeats the run exactly: "
+                                  "--hours is for --resume")
+    if os.path.abspath(args.output) == os.path.abspath(source):
+      raise rundir.RunConfigError("--output must differ from --from-run")
+    call = argv + ["--output", args.output]
+  else:
+    if args.output is not None:
+      raise rundir.RunConfigError("--resume continues the run in its own "
+                                  "directory: no --output")
+    if args.hours is not None and script not in RESUME_FLAG:
+      raise rundir.RunConfigError(f"--hours: {script} has no time limit")
+    call = argv + ["--output", source]
+    if script in RESUME_FLAG:
+      call.append("--resume")
+    if args.hours is not None:
+      call += ["--hours", repr(float(args.hours))]
+  prog = f"python experiments/alphago/{script}"
+  if args.dry_run:
+    print(" ".join([prog] + call))
+    return 0
+  return run_script(script, call, prog)
 
 
 def main(argv: List[str]) -> int:

@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+from alphago_jax.cli import rundir
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 STAGES = ("games", "sl", "rollout", "rl", "value_data", "value")
 
@@ -141,6 +143,8 @@ def main(argv=None):
   args = p.parse_args(argv)
   out = args.output
   os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+  rundir.write_command(out, script=os.path.basename(__file__),
+                       argv=sys.argv[1:] if argv is None else argv)
   settings = {"quick": args.quick, "games_dir": args.games_dir,
               "workers": args.workers}
   state_path = os.path.join(out, "chain.json")

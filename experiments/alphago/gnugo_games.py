@@ -14,9 +14,11 @@ the totals of what exists. Settings are pinned by the folder's
 
 import argparse
 import json
+import os
 import sys
 import time
 
+from alphago_jax.cli import rundir
 from alphago_jax.data import gnugo_games
 
 
@@ -65,6 +67,8 @@ def main(argv=None):
       print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", file=sys.stderr,
             flush=True)
 
+  rundir.write_command(args.output, script=os.path.basename(__file__),
+                       argv=sys.argv[1:] if argv is None else argv)
   try:
     gnugo_games.generate(args.output, config, games=args.games,
                          workers=args.workers, log=log)

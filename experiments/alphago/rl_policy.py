@@ -29,6 +29,7 @@ import sys
 
 import jax
 
+from alphago_jax.cli import rundir
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games
@@ -131,6 +132,9 @@ def main(argv=None):
   if variables is None:  # --quick: p_σ is the fresh network of the seed.
     fresh = rl.init_reinforce_state(config, seed)
     variables = jax.tree.map(lambda x: x.copy(), variables_of(fresh))
+  if not (args.resume and os.path.exists(config_path)):
+    rundir.write_command(args.output, script=os.path.basename(__file__),
+                         argv=sys.argv[1:] if argv is None else argv)
   os.makedirs(args.output, exist_ok=True)
   tmp = config_path + ".tmp"
   with open(tmp, "w") as f:

@@ -26,6 +26,7 @@ import os
 import sys
 
 from alphago_jax import data as data_lib
+from alphago_jax.cli import rundir
 from alphago_jax.data import run_dataset
 from alphago_jax.games import go_patterns
 from alphago_jax.training import checkpoint as ckpt
@@ -106,6 +107,8 @@ def main(argv=None):
   meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
           "data": os.path.basename(os.path.normpath(args.data))}
   if not os.path.exists(config_path):
+    rundir.write_command(args.output, script=os.path.basename(__file__),
+                         argv=sys.argv[1:] if argv is None else argv)
     with open(config_path + ".tmp", "w") as f:
       json.dump(meta, f, indent=1, sort_keys=True)
     os.replace(config_path + ".tmp", config_path)

@@ -33,6 +33,7 @@ from jax.experimental import multihost_utils
 
 from alphago_jax import cpu_devices
 from alphago_jax import data as data_lib
+from alphago_jax.cli import rundir
 from alphago_jax.data import run_dataset
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
@@ -173,6 +174,9 @@ def main(argv=None):
     return 1
   log(f"cache {cache.path}: {len(train)} train, {len(test)} test positions")
   if jax.process_index() == 0:
+    if not (args.resume and os.path.exists(config_path)):
+      rundir.write_command(args.output, script=os.path.basename(__file__),
+                           argv=sys.argv[1:] if argv is None else argv)
     os.makedirs(args.output, exist_ok=True)
     tmp = config_path + ".tmp"
     with open(tmp, "w") as f:

@@ -24,6 +24,7 @@ import sys
 import jax
 
 from alphago_jax import cpu_devices
+from alphago_jax.cli import rundir
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
@@ -126,6 +127,8 @@ def main(argv=None):
   log(f"p_σ {sources['sl']}, p_ρ {sources['rl']}; {games} games of "
       f"{config.board_size}x{config.board_size}, U_max {config.u_max}, "
       f"chunks of {config.chunk_games}")
+  rundir.write_command(args.output, script=os.path.basename(__file__),
+                       argv=sys.argv[1:] if argv is None else argv)
   try:
     result = vd.generate(args.output, config, (sl_model, sl_vars), rl,
                          games=games, sources=sources, log=log)

@@ -34,6 +34,7 @@ from jax.experimental import multihost_utils
 
 from alphago_jax import cpu_devices
 from alphago_jax import data as data_lib
+from alphago_jax.cli import rundir
 from alphago_jax.models.value import ValueNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
@@ -174,6 +175,9 @@ def main(argv=None):
           file=sys.stderr)
     return 1
   if jax.process_index() == 0:
+    if not (args.resume and os.path.exists(config_path)):
+      rundir.write_command(args.output, script=os.path.basename(__file__),
+                           argv=sys.argv[1:] if argv is None else argv)
     os.makedirs(args.output, exist_ok=True)
     tmp = config_path + ".tmp"
     with open(tmp, "w") as f:
