@@ -106,15 +106,21 @@ def test_a_value_checkpoint_is_not_a_policy(value_dir):
 @pytest.mark.skipif(shutil.which("gnugo") is None
                     and not os.path.exists("/usr/games/gnugo"),
                     reason="needs GNU Go")
-def test_policy_vs_gnugo_script_plays_every_game(sl_dir, capsys):
+def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
   import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
-  assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--levels", "0",
-                               "--games-per-colour", "1"]) == 0
-  out = capsys.readouterr().out
-  assert "GNU Go level 0:" in out and "of 2 played" in out
-  assert out.strip().splitlines()[-1].startswith(
-      "RESULT level_0_win_rate=")
-  assert "games=2" in out.strip().splitlines()[-1]
+  for extra in ([sl_dir], [value_dir[0], "--value"]):
+    assert policy_vs_gnugo.main(["--checkpoint", *extra, "--levels", "0",
+                                 "--games-per-colour", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "GNU Go level 0:" in out and "of 2 played" in out
+    assert out.strip().splitlines()[-1].startswith(
+        "RESULT level_0_win_rate=")
+    assert "games=2" in out.strip().splitlines()[-1]
+  assert "value network, greedy over successors" in out
+  # Each kind of checkpoint is refused where the other is expected.
+  assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--value"]) == 1
+  assert policy_vs_gnugo.main(["--checkpoint", value_dir[0]]) == 1
+  assert "neither" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9",

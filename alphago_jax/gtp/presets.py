@@ -293,24 +293,27 @@ def _policy_network(directory, *, simulations=None, resign_threshold=None):
   return PolicyPlayer(name=name, game=game, policy=logits)
 
 
-def _value_network(directory, *, simulations=None, resign_threshold=None):
-  """The value network v_θ as a player: the move (by the policy games' move
-  rule) whose successor it rates worst for the opponent; a finished
-  successor is scored. Its analysis shows that value of every candidate."""
-  del simulations, resign_threshold
+def value_move_scores(directory: str):
+  """`(ValueNetConfig, step, scores)` of a v_θ run directory (or its
+  `checkpoints/`): `scores(game, states [B]) -> [B, A]` rates each move
+  (by the policy games' move rule; others get `MASKED_LOGIT`) by v_θ's
+  value of its successor for the mover; a move that ends the game is
+  scored instead. Its argmax is the value network's move without search.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    CheckpointMismatchError: not a value-network checkpoint.
+  """
   import jax
   import jax.numpy as jnp
-  from alphago_jax.games.go import Go
-  from alphago_jax.gtp.players import PolicyPlayer
   from alphago_jax.models.value import ValueNet, make_value_fn
   from alphago_jax.training import checkpoint, policy_games, value_net
   from alphago_jax.types import MASKED_LOGIT
   ckpt_dir = checkpoint.steps_directory(directory)
   model, variables, step = value_net.load_value(ckpt_dir)
   value_fn = make_value_fn(ValueNet(model))
-  game = Go(size=model.board_size)
 
-  def logits(g, states):
+  def scores(g, states):
     def one(state):
       children = jax.vmap(g.step, in_axes=(None, 0))(
           state, jnp.arange(g.num_actions))
@@ -321,9 +324,21 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
                        children.rewards[:, state.current_player], mine)
     after = jax.vmap(one)(states)
     mask = policy_games.sensible_mask(g, states)
-    return jnp.where(mask, after, MASKED_LOGIT), None
+    return jnp.where(mask, after, MASKED_LOGIT)
+  return model, step, scores
+
+
+def _value_network(directory, *, simulations=None, resign_threshold=None):
+  """The value network v_θ as a player: the move (by the policy games' move
+  rule) whose successor it rates worst for the opponent; a finished
+  successor is scored. Its analysis shows that value of every candidate."""
+  del simulations, resign_threshold
+  from alphago_jax.games.go import Go
+  from alphago_jax.gtp.players import PolicyPlayer
+  model, step, scores = value_move_scores(directory)
   name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
-  return PolicyPlayer(name=name, game=game, policy=logits)
+  return PolicyPlayer(name=name, game=Go(size=model.board_size),
+                      policy=lambda g, states: (scores(g, states), None))
 
 
 register_preset(Preset(

@@ -1,4 +1,5 @@
-"""A policy network without search against GNU Go, many games in parallel.
+"""A policy or value network without search against GNU Go, many games in
+parallel.
 
 The network plays the move rule of `training.policy_games` (legal points
 that fill no own one-point eye; pass only when none is left) greedily
@@ -11,7 +12,9 @@ alternated, every move checked by our engine, Tromp-Taylor scores).
         --levels 1 10 --games-per-colour 50
 
 The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
-`checkpoints/` folder. Prints, per level, wins / losses with a 95% Wilson
+`checkpoints/` folder; with `--value`, a value network's (v_θ), which plays
+the move whose successor it rates best (`gtp.presets.value_move_scores`;
+greedy only). Prints, per level, wins / losses with a 95% Wilson
 interval, and ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`.
 """
 
@@ -38,10 +41,25 @@ def make_agent(model, variables, game, temperature: float):
   return agent
 
 
+def make_value_agent(scores, game):
+  """`(states [B], key) -> actions [B]`: the best-rated successor (ties at
+  random) among the policy games' moves."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import policy_games
+
+  def agent(states, key):
+    mask = policy_games.sensible_mask(game, states)
+    return policy_games.sample_actions(key, scores(game, states), mask, 0.0)
+  return agent
+
+
 def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--checkpoint", required=True,
                  help="a p_σ or p_ρ run directory (or its checkpoints/)")
+  p.add_argument("--value", action="store_true",
+                 help="the checkpoint is a value network's: it plays the "
+                 "move whose successor it rates best")
   p.add_argument("--levels", type=int, nargs="+", default=[1, 10])
   p.add_argument("--games-per-colour", type=int, default=50)
   p.add_argument("--temperature", type=float, default=0.0,
@@ -53,6 +71,8 @@ def main(argv=None):
     p.error("--games-per-colour must be >= 1")
   if not args.temperature >= 0:
     p.error("--temperature must be >= 0")
+  if args.value and args.temperature != 0:
+    p.error("--value plays greedily: no --temperature")
   try:  # One XLA device: GNU Go's processes take the other cores.
     cpu_devices.use_cpu_devices(1)
   except RuntimeError:
@@ -61,17 +81,24 @@ def main(argv=None):
   from alphago_jax.evaluation.gnugo_match import gnugo_match
   from alphago_jax.evaluation.stats import wilson_interval
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp.presets import load_policy_network
+  from alphago_jax.gtp.presets import load_policy_network, value_move_scores
   from alphago_jax.training import checkpoint as ckpt
   try:
-    model, variables, step = load_policy_network(args.checkpoint)
+    if args.value:
+      model, step, scores = value_move_scores(args.checkpoint)
+    else:
+      model, variables, step = load_policy_network(args.checkpoint)
   except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
   game = Go(size=model.board_size, komi=args.komi)
-  agent = make_agent(model, variables, game, args.temperature)
-  how = ("greedy" if args.temperature == 0 else
-         f"sampled at temperature {args.temperature:g}")
+  if args.value:
+    agent = make_value_agent(scores, game)
+    how = "value network, greedy over successors"
+  else:
+    agent = make_agent(model, variables, game, args.temperature)
+    how = ("greedy" if args.temperature == 0 else
+           f"sampled at temperature {args.temperature:g}")
   print(f"{args.checkpoint} (step {step}, {model.num_layers}x"
         f"{model.filters}, {model.board_size}x{model.board_size}), {how}")
   results = []
