@@ -28,6 +28,7 @@ import pytest
 
 from alphago_jax import data
 from alphago_jax.games import go_patterns as gp
+from alphago_jax.games import go_playout
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.go_playout import GoPlayout
 from alphago_jax.models import rollout_policy as model_lib
@@ -393,6 +394,16 @@ def test_committed_weights_load_and_match_their_config():
   assert np.all(np.isfinite(weights)) and np.any(weights != 0)
   assert meta["train"]["board_size"] == 19
   assert "dataset" in meta and "step" in meta
+  # The 9x9 weights (GNU Go games, their random openings left out), under
+  # their playout-policy name.
+  weights9, config9, meta9 = model_lib.load_weights(
+      model_lib.COMMITTED["pattern-9x9"])
+  assert meta9["train"]["board_size"] == 9 and config9 == config
+  assert meta9["dataset"]["min_ply"] == 4
+  assert np.all(np.isfinite(weights9)) and np.any(weights9 != weights)
+  assert model_lib.committed_policy("pattern-9x9").weights.shape == (
+      config.num_features,)
+  assert "pattern-9x9" in go_playout.POLICIES
 
 
 # -- Training ------------------------------------------------------------------

@@ -57,7 +57,8 @@ class SweepArgs:
     virtual_loss: n_vl where not swept (with --leaves-per-step > 1).
     rollout_temperature: the rollout policy's temperature where not swept.
     rollouts_per_leaf: playouts per leaf.
-    rollout_policy: random, heuristic or pattern.
+    rollout_policy: random, heuristic, pattern (p_π of 19x19 KGS games)
+      or pattern-9x9 (p_π of 9x9 GNU Go games).
     leaves_per_step: leaves per step under virtual loss.
     network: AlphaZero run directory or checkpoint name (prior and value).
     komi: komi.

@@ -95,7 +95,8 @@ class AblationConfig:
     num_simulations: simulations per move.
     rollouts_per_leaf: playouts averaged into z at each leaf.
     rollout_policy: playout policy by name ("random", "heuristic",
-      "pattern", or one registered with `go_playout.register_policy`).
+      "pattern", "pattern-9x9", or one registered with
+      `go_playout.register_policy`).
     leaves_per_step: K leaves per step under virtual loss (1: none).
     network: an AlphaZero run directory (its policy head is the prior, its
       value head v), or `POLICY+VALUE`, AlphaGo's policy and value networks

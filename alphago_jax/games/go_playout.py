@@ -55,6 +55,8 @@ pattern policy):
   linear softmax over local pattern features (`games.go_patterns`),
   sampled at temperature 1. Other weights or temperatures:
   `GoPlayout(game, models.rollout_policy.load_policy(dir, temperature=t))`.
+* `"pattern-9x9"`: the same features with the weights learned on 9x9 GNU Go
+  games (`checkpoints/rollout9/`).
 
 A policy is `fn(playout: GoPlayout, state: PlayoutState) -> logits` (float32
 `[N²]`, or None for uniform); the playout samples `argmax(logits + Gumbel)`
@@ -375,17 +377,20 @@ def _heuristic(playout: GoPlayout, state: PlayoutState) -> chex.Array:
       jnp.float32)
 
 
-def _pattern(playout: GoPlayout, state: PlayoutState) -> chex.Array:
-  # Imported here: the weights are read on first use, not on import, and
-  # the pattern modules import this one.
-  from alphago_jax.models import rollout_policy  # pylint: disable=import-outside-toplevel
-  return rollout_policy.default_policy()(playout, state)
+def _committed_pattern(name: str) -> RolloutPolicy:
+  def policy(playout: GoPlayout, state: PlayoutState) -> chex.Array:
+    # Imported here: the weights are read on first use, not on import, and
+    # the pattern modules import this one.
+    from alphago_jax.models import rollout_policy  # pylint: disable=import-outside-toplevel
+    return rollout_policy.committed_policy(name)(playout, state)
+  return policy
 
 
 POLICIES: Dict[str, RolloutPolicy] = {
     "random": _uniform,
     "heuristic": _heuristic,
-    "pattern": _pattern,
+    "pattern": _committed_pattern("pattern"),
+    "pattern-9x9": _committed_pattern("pattern-9x9"),
 }
 
 

@@ -10,7 +10,8 @@ Weights live in a folder as `weights.npz` (float32 `[F]`) beside
 `config.json` (the feature set's shape, `PatternConfig.to_json`, and `F`);
 `load_weights` checks that they agree with each other and with this
 version's feature set, so weights of another shape are refused by name.
-The trained weights are committed in `checkpoints/rollout_policy/`.
+The trained weights are committed in `checkpoints/rollout_policy/` (KGS,
+19x19) and `checkpoints/rollout9/` (GNU Go games, 9x9).
 """
 
 from __future__ import annotations
@@ -31,9 +32,15 @@ from alphago_jax.games import go_patterns
 KIND = "pattern_rollout_policy"
 WEIGHTS_FILE = "weights.npz"
 CONFIG_FILE = "config.json"
-DEFAULT_DIR = os.path.join(
+_CHECKPOINTS = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), "checkpoints", "rollout_policy")
+        __file__)))), "checkpoints")
+DEFAULT_DIR = os.path.join(_CHECKPOINTS, "rollout_policy")
+# The committed weights by playout-policy name (`games.go_playout`):
+# trained on 19x19 KGS games, and on 9x9 GNU Go games. The features are
+# local, so either plays on any board size.
+COMMITTED = {"pattern": DEFAULT_DIR,
+             "pattern-9x9": os.path.join(_CHECKPOINTS, "rollout9")}
 
 
 class RolloutWeightsError(ValueError):
@@ -156,6 +163,11 @@ def load_policy(directory=DEFAULT_DIR, *, temperature=1.0
 
 
 @functools.lru_cache(maxsize=None)
+def committed_policy(name: str = "pattern") -> PatternRolloutPolicy:
+  """A committed p_π (`COMMITTED[name]`) at temperature 1, loaded once."""
+  return load_policy(COMMITTED[name])
+
+
 def default_policy() -> PatternRolloutPolicy:
-  """The committed p_π at temperature 1, loaded once."""
-  return load_policy(DEFAULT_DIR)
+  """The committed 19x19 KGS p_π at temperature 1, loaded once."""
+  return committed_policy("pattern")
