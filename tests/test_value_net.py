@@ -364,11 +364,25 @@ def test_value_data_and_value_net_commands(tmp_path):
   out, run = tmp_path / "data", tmp_path / "run"
   gen = [value_data, ["--quick", "--size", "5", "--output", out]]
   train = [value_net, ["--quick", "--data", out, "--output", run]]
-  made, again, summary, trained, refused, resumed, missing = run_mains([
-      gen, gen, (value_data, ["--summary", "--output", out]), train, train,
-      (value_net, ["--resume", "--output", run]),
-      (value_net, ["--quick", "--data", tmp_path / "nowhere", "--output",
-                   tmp_path / "run2"])], devices=2)
+  from test_rollout_policy import PRO  # pylint: disable=import-outside-toplevel
+  (made, again, summary, trained, refused, resumed, missing,
+   whole) = run_mains([
+       gen, gen, (value_data, ["--summary", "--output", out]), train, train,
+       (value_net, ["--resume", "--output", run]),
+       (value_net, ["--quick", "--data", tmp_path / "nowhere", "--output",
+                    tmp_path / "run2"]),
+       # The overfitting comparison's source: every position of game
+       # records, split by game as asked.
+       (value_net, ["--quick", "--kgs", PRO, "--size", "9", "--min-rank",
+                    "none", "--fractions", "0.8", "0.1", "0.1", "--cache",
+                    tmp_path / "cache", "--output", tmp_path / "whole"])],
+      devices=2)
+  assert whole.returncode == 0, whole.stderr[-3000:]
+  assert whole.stdout.strip().splitlines()[-1].startswith("RESULT ")
+  source = json.loads((tmp_path / "whole" / "config.json").read_text())[
+      "source"]
+  assert source["kind"] == "kgs"
+  assert source["dataset"]["fractions"] == [0.8, 0.1, 0.1]
   assert made.returncode == 0, made.stderr[-3000:]
   assert made.stdout.strip().splitlines()[-1].startswith("RESULT games=64 ")
   assert again.returncode == 0 and " new_games=0 " in again.stdout

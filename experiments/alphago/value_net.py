@@ -113,6 +113,10 @@ def main(argv=None):
   p.add_argument("--min-rank", default="6d",
                  help="with --kgs: both players at least this rank; 'none' "
                  "for any")
+  p.add_argument("--fractions", type=float, nargs=3, default=None,
+                 metavar=("TRAIN", "VAL", "TEST"),
+                 help="with --kgs: shares of the games per split (default "
+                 "0.95 0.025 0.025)")
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--hours", type=float, default=None,
                  help="stop after this much wall-clock time in this call")
@@ -153,10 +157,16 @@ def main(argv=None):
       filters = data_lib.Filters(
           size=args.size,
           min_rank=None if args.min_rank.lower() == "none" else args.min_rank)
+      split = {} if args.fractions is None else {
+          "fractions": tuple(args.fractions)}
+      try:
+        dataset = data_lib.DatasetConfig(
+            filters=filters, seed=0, limit=300 if args.quick else None,
+            **split)
+      except ValueError as e:
+        p.error(f"--fractions: {e}")
       source = {"kind": "kgs", "path": os.path.normpath(args.kgs),
-                "dataset": data_lib.DatasetConfig(
-                    filters=filters, seed=0,
-                    limit=300 if args.quick else None).to_json()}
+                "dataset": dataset.to_json()}
     config = None
   try:
     train, test, what = load_data(source, args.cache, log)
