@@ -18,8 +18,12 @@ def cpu_env(devices=None, **overrides):
   env["JAX_PLATFORMS"] = "cpu"
   env["PYTHONPATH"] = os.pathsep.join(
       p for p in (TESTS, env.get("PYTHONPATH")) if p)
+  # The suite's own XLA flags (tests/conftest.py), then the device count.
+  flags = [os.environ.get("ALPHAGO_JAX_TEST_XLA_FLAGS", "")]
   if devices is not None:
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    flags.append(f"--xla_force_host_platform_device_count={devices}")
+  if any(flags):
+    env["XLA_FLAGS"] = " ".join(f for f in flags if f)
   env.update(overrides)
   return env
 

@@ -110,7 +110,8 @@ def kill_and_resume(tmp_path, kills, max_delay, seed, iterations):
   env = dict(os.environ, JAX_PLATFORMS="cpu",
              JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jax_cache"),
              JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-             XLA_FLAGS="--xla_force_host_platform_device_count=1")
+             XLA_FLAGS=os.environ.get("ALPHAGO_JAX_TEST_XLA_FLAGS", "")
+             + " --xla_force_host_platform_device_count=1")
   rng = random.Random(seed)
   delays = [rng.uniform(0, max_delay) for _ in range(kills)]
   expected_resume = None
