@@ -73,3 +73,28 @@ def test_target_match_and_elo():
   for r in CURVE["results"]:
     if r["player"].startswith("GNU Go"):
       assert r["losses"] == r["draws"] == 0, r
+
+
+def _metrics(*path):
+  return [json.loads(l) for l in _read(*path).splitlines()]
+
+
+def test_2016_pipeline_figures_are_the_committed_runs():
+  # The 19x19 p_σ run so far: its last test evaluation and budget used.
+  sl = [m for m in _metrics("checkpoints", "sl19-partial", "metrics.jsonl")
+        if "eval_top1" in m]
+  last = sl[-1]
+  said(f"**{last['samples'] / 1e6:.2f}M training samples, top-1 "
+       f"{100 * last['eval_top1']:.1f}% (top-5 "
+       f"{100 * last['eval_top5']:.1f}%) on the fixed 10k held-out test "
+       f"positions**, after {last['train_seconds'] / 3600:.1f} h")
+  # The 9x9 p_π: its last test evaluation.
+  rp = [m for m in _metrics("checkpoints", "rollout9", "metrics.jsonl")
+        if "eval_top1" in m][-1]
+  said(f"Top-1 {100 * rp['eval_top1']:.1f}% (top-5 "
+       f"{100 * rp['eval_top5']:.1f}%) on its 40 test games "
+       f"({rp['eval_positions']:,} positions)")
+  # The whole-game value network: final train and test MSE.
+  vw = [m for m in _metrics("docs", "value9-whole", "metrics.jsonl")
+        if "test_mse" in m][-1]
+  said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
