@@ -292,35 +292,40 @@ def _show(stage: str, run: Any) -> None:
                    indent=1))
 
 
+def _note_other_commit(source: str, record: Dict[str, Any]) -> None:
+  here = rundir.git_commit()
+  if record["git_commit"] and here and record["git_commit"] != here:
+    print(f"note: {source} was written by commit {record['git_commit'][:12]}"
+          f", this is {here[:12]}", file=sys.stderr)
+
+
 def _repeat(args: Repeat) -> int:
   if (args.from_run is None) == (args.resume is None):
     raise rundir.RunConfigError("give exactly one of --from-run DIR and "
                                 "--resume DIR")
   source = args.from_run or args.resume
-  if os.path.exists(os.path.join(source, rundir.COMMAND_FILE)):
-    return _repeat_command(args, source)
-  stage, run, record = rundir.read_config(source, STAGES)
-  here = rundir.git_commit()
-  if record["git_commit"] and here and record["git_commit"] != here:
-    print(f"note: {source} was written by commit {record['git_commit'][:12]}"
-          f", this is {here[:12]}", file=sys.stderr)
   if args.from_run is not None:
     if args.output is None:
       raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "
                                   "repeat is written there)")
+    if os.path.abspath(args.output) == os.path.abspath(source):
+      raise rundir.RunConfigError("--output must differ from --from-run")
+  elif args.output is not None:
+    raise rundir.RunConfigError("--resume continues the run in its own "
+                                "directory: no --output")
+  if os.path.exists(os.path.join(source, rundir.COMMAND_FILE)):
+    return _repeat_command(args, source)
+  stage, run, record = rundir.read_config(source, STAGES)
+  _note_other_commit(source, record)
+  if args.from_run is not None:
     if args.iterations is not None or args.hours is not None:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
                                   "--iterations and --hours are for "
                                   "--resume")
     output = args.output
-    if os.path.abspath(output) == os.path.abspath(source):
-      raise rundir.RunConfigError("--output must differ from --from-run")
     if not args.dry_run:
       _check_fresh(output)
   else:
-    if args.output is not None:
-      raise rundir.RunConfigError("--resume continues the run in its own "
-                                  "directory: no --output")
     output = args.resume
     changes = {k: v for k, v in (("iterations", args.iterations),
                                  ("hours", args.hours)) if v is not None}
@@ -394,11 +399,7 @@ def _repeat_command(args: Repeat, source: str) -> int:
   """--from-run / --resume of a run an experiments/alphago/ command made:
   that command again, from its command.json."""
   script, argv, record = rundir.read_command(source, ALPHAGO_SCRIPTS)
-  here = rundir.git_commit()
-  if record["git_commit"] and here and record["git_commit"] != here:
-    print(f"note: {source} was started by commit "
-          f"{record['git_commit'][:12]}, this is {here[:12]}",
-          file=sys.stderr)
+  _note_other_commit(source, record)
   if args.iterations is not None:
     raise rundir.RunConfigError(f"--iterations: {script} runs have their "
                                 "own budget flags (in its command line)")
@@ -406,19 +407,11 @@ def _repeat_command(args: Repeat, source: str) -> int:
     raise rundir.RunConfigError(f"--cache: {script} takes its --cache in "
                                 "its command line")
   if args.from_run is not None:
-    if args.output is None:
-      raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "
-                                  "repeat is written there)")
     if args.hours is not None:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
                                   "--hours is for --resume")
-    if os.path.abspath(args.output) == os.path.abspath(source):
-      raise rundir.RunConfigError("--output must differ from --from-run")
     call = argv + ["--output", args.output]
   else:
-    if args.output is not None:
-      raise rundir.RunConfigError("--resume continues the run in its own "
-                                  "directory: no --output")
     if args.hours is not None and script not in RESUME_FLAG:
       raise rundir.RunConfigError(f"--hours: {script} has no time limit")
     call = argv + ["--output", source]
