@@ -23,7 +23,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+from alphago_jax.gtp.vertex import COLUMNS as _COLUMNS
+
 CELL = 32  # pixels between lines
 MARGIN = 28
 
