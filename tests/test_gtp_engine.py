@@ -6,11 +6,14 @@ with every move checked by our rules engine."""
 
 from __future__ import annotations
 
+import random
 import re
+import subprocess
 import sys
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +23,10 @@ from alphago_jax import gtp
 from alphago_jax.games.go import Go
 from alphago_jax.gtp import engine as engine_lib
 from alphago_jax.gtp import presets
-from alphago_jax.gtp.players import Candidate, Decision, SearchPlayer
+from alphago_jax.gtp.players import (Candidate, Decision, SearchPlayer,
+                                     simulation_ladder)
 from alphago_jax.gtp.referee import referee_game
+from helpers import ROOT, cpu_env
 from profiles import examples
 
 GAME9 = Go(size=9)
@@ -173,6 +178,11 @@ def test_ids_comments_and_control_characters():
   assert check_answer(e.handle("5\tname # who?\r"), "5") == (True,
                                                               "alphago-jax")
   assert check_answer(e.handle("na\x01me\x7f"), "") == (True, "alphago-jax")
+  # GTP's white space is spaces and tabs alone: other Unicode spaces make a
+  # command (which a controller waits an answer for), not an empty line.
+  assert fails(e, "\u3000") == "unknown command"
+  assert check_answer(e.handle("\x85 4 name"), "") == (False,
+                                                       "unknown command")
   assert check_answer(e.handle("9"), "9") == (False,
                                               "syntax error (no command)")
   # Not an id: a command name that does not exist.
@@ -409,6 +419,69 @@ def test_search_budget_from_measured_times():
   assert p.choose_simulations(g, 0.1105) == 100
 
 
+def tiny_alphago_player(simulations, **kw):
+  """AlphaGo's search on 5x5 with a uniform prior and a value of 0: the
+  search and its compiles are as cheap as they get."""
+  from alphago_jax.search.alphago import AlphaGoSearchConfig, uniform_policy
+  return gtp.AlphaGoPlayer(
+      name="tiny", game=GAME5, policy_fn=uniform_policy,
+      value_fn=lambda variables, obs: jnp.zeros(obs.shape[0]),
+      variables=({}, {}), config=AlphaGoSearchConfig(
+          num_simulations=simulations, mixing=0.0, reuse_tree=True), **kw)
+
+
+def test_simulation_ladder():
+  assert simulation_ladder(512) == (64, 128, 256, 512)
+  assert simulation_ladder(100, rungs=3) == (25, 50, 100)
+  assert simulation_ladder(3) == (1, 3)
+  assert simulation_ladder(48, step=8) == (8, 24, 48)
+  with pytest.raises(ValueError, match="multiple"):
+    simulation_ladder(50, step=8)
+
+
+def test_alphago_player_searches_within_its_clock():
+  """Under a clock AlphaGo's search plays the largest of its compiled
+  sizes that its timings predict to fit, continues a tree of another
+  size, and plays the greedy policy when none fits. (Timings set by hand
+  after the real ones: the choice is then independent of the machine.)"""
+  player = tiny_alphago_player(32, ladder_rungs=3)
+  assert player.ladder == (8, 16, 32)
+  e = make(player, time_safety=1.0, lag_buffer=0.0)
+  g = e.game
+  assert sorted(player._compiled[g]) == [32]  # No clock: the full search.
+  assert player.choose_simulations(g, None) == 32
+  assert player.choose_simulations(g, 1e9) == 32
+  ok(e, "time_settings 0 10 1")  # A clock: the ladder is compiled.
+  assert sorted(player._compiled[g]) == [8, 16, 32]
+
+  def timed(seconds_8, seconds_32):
+    player._timings.clear()
+    player.record_timing(g, 8, seconds_8)
+    player.record_timing(g, 32, seconds_32)
+
+  timed(0.1, 0.4)  # 16 interpolated: 0.2 s.
+  assert [player.choose_simulations(g, s) for s in (
+      0.05, 0.1, 0.19, 0.2, 0.39, 0.4, 7.0)] == [None, 8, 8, 16, 16, 32, 32]
+  # Through the engine: the budget is the byo-yomi time left for a stone.
+  ok(e, "time_left b 0.25 1")
+  first = ok(e, "genmove b")
+  assert re.search(rf"gtp: B {first} \(16 simulations", e.logs[-1])
+  # The full search, then the smallest of the same position: it continues
+  # the full one's tree though its size differs.
+  timed(0.1, 0.4)
+  state = e.state
+  full = player.genmove(g, state, jax.random.key(1))
+  assert full.simulations == 32
+  timed(0.1, 0.4)
+  small = player.genmove(g, state, jax.random.key(2), seconds=0.15)
+  assert small.simulations == 8 and player.reused_nodes > 8
+  assert sum(c.visits for c in small.candidates) >= 32 + 8
+  # Nothing fits: the policy's greedy move, no search.
+  timed(0.1, 0.4)
+  greedy = player.genmove(g, state, jax.random.key(3), seconds=0.01)
+  assert greedy.simulations == 0 and state.legal_action_mask[greedy.action]
+
+
 # -- Leela Zero analysis --------------------------------------------------------
 
 INFO = re.compile(r"info move (\S+) visits (\d+) winrate (\d+) prior (\d+) "
@@ -505,7 +578,7 @@ def command_lines(draw):
   return line
 
 
-def test_fuzz_every_line_gets_a_well_formed_answer():
+def test_fuzz_every_line_gets_a_well_formed_answer(capsys):
   """Thousands of random and mutated lines: each gets a well-formed answer
   (or none, for what GTP says to ignore), with the id echoed; the engine
   answers `name` at the end."""
@@ -527,7 +600,7 @@ def test_fuzz_every_line_gets_a_well_formed_answer():
         assert cleaned == ""
         continue
       counts["answers"] += 1
-      words = cleaned.split()
+      words = engine_lib.words_of(cleaned)
       cid = words[0] if words and re.fullmatch("[0-9]+", words[0]) else ""
       good, _ = check_answer(text, cid)
       counts["failures"] += not good
@@ -535,10 +608,196 @@ def test_fuzz_every_line_gets_a_well_formed_answer():
     assert not any("internal error" in l for l in e.logs), e.logs
 
   run()
-  print(f"fuzz: {counts['lines']} command lines, {counts['answers']} "
-        f"answers, {counts['failures']} of them failures")
+  with capsys.disabled():
+    print(f"\nGTP fuzz: {counts['lines']} command lines tried, "
+          f"{counts['answers']} answers, {counts['failures']} of them "
+          f"failures")
   assert counts["lines"] >= 2000 * examples(1)
   assert 0 < counts["failures"] < counts["answers"]
+
+
+# -- A fuzz of the real process -----------------------------------------------
+
+LIVE_PRESET = "rollout-policy-9x9"  # No search and a linear policy: cheap.
+LIVE_LINES = 600
+# Pieces of garbage: control characters, '#', non-ASCII letters and
+# whitespace GTP does not count as such, and bytes that are not UTF-8.
+GARBAGE = ["\x00", "\x01", "\x07", "\x1b", "\x7f", "\r", "\t", " ", "#", "=",
+           "?", "7", "e", "\u00e9", "\u00b2", "\u56f2\u7881", "\u200b",
+           "\ufeff", "\u3000", "\x85", "\u2028", "\u00a0", "\U0001f600"]
+BAD_BYTES = [b"\xff", b"\xc3", b"\x80\x80", b"\xed\xa0\x80", b"\xf0\x9f"]
+POINTS9 = [f"{c}{r}" for c in "ABCDEFGHJ" for r in range(1, 10)]
+# Lines with a known answer ("=" or "?") whatever the position.
+LIVE_OK = ["protocol_version", "name", "version", "list_commands",
+           "known_command play", "known_command frobnicate", "showboard",
+           "final_score", "boardsize 9", "clear_board", "komi 6.5",
+           "komi 7.5", "time_settings 600 0 0", "time_settings 0 5 0",
+           "time_left b 30 0", "time_left white 10 3", "lz-analyze 50",
+           "lz-analyze w interval 10"]
+LIVE_ERRORS = [
+    # Malformed and off-board vertices.
+    "play b Z99", "play w I5", "play b A0", "play b A26", "play w E",
+    "play b 5E", "play b E-1", "play w E5.0", "play b T19", "play w K5",
+    "play b J10", "play red E5",
+    # Wrong argument counts and malformed numbers.
+    "play", "play b", "play b E5 E6", "genmove", "genmove b w", "komi",
+    "komi 1 2", "komi lots", "komi nan", "komi inf", "boardsize",
+    "boardsize 9 9", "boardsize nine", "time_settings 1 2",
+    "time_settings -1 0 0", "time_left b 1", "time_left b 10 -2",
+    "known_command", "name x", "protocol_version 2", "undo 1",
+    "lz-analyze b 10 extra", "lz-genmove_analyze",
+    # Board sizes it has no network for.
+    "boardsize 19", "boardsize 13", "boardsize 0", "boardsize -1",
+    "boardsize 26", "boardsize 99999999999999999999",
+    # Unknown commands.
+    "frobnicate", "PLAY b E5", "loadsgf game.sgf", "9x9"]
+LIVE_IGNORED = ["", "   ", "\t", "\r", "\x00\x01", "# a comment",
+                "  # play b E5", "\t#\tname"]
+# Moves refused whatever came before (each scenario starts afresh):
+# an occupied point, a suicide.
+LIVE_ILLEGAL = [
+    [("clear_board", "="), ("play b E5", "="), ("play w E5", "?")],
+    [("clear_board", "="), ("play b A2", "="), ("play w E5", "="),
+     ("play b B1", "="), ("play w A1", "?")],
+]
+
+
+def gtp_words(raw):
+  """The words of a command line by GTP 2's preprocessing (section 3.1,
+  written out here apart from the engine's): control characters other
+  than HT and LF dropped, text from '#' on cut, HT as a space, words
+  separated by spaces (GTP's only whitespace besides HT); bytes that are
+  not UTF-8 are characters like any other."""
+  text = raw.decode("utf-8", "replace")
+  text = "".join(c for c in text if c == "\t" or 32 <= ord(c) != 127)
+  text = text.split("#", 1)[0].replace("\t", " ")
+  return [w for w in text.split(" ") if w]
+
+
+def _garbage(rng, length):
+  parts = [rng.choice(GARBAGE).encode() if rng.random() < 0.85
+           else rng.choice(BAD_BYTES) for _ in range(length)]
+  return b"".join(parts)
+
+
+def _mutated(rng, line):
+  """`line` with 1-3 pieces of garbage inserted, or characters deleted or
+  replaced."""
+  raw = line.encode()
+  for _ in range(rng.randint(1, 3)):
+    i = rng.randint(0, len(raw))
+    kind = rng.choice(["insert", "delete", "replace"])
+    piece = _garbage(rng, 1)
+    raw = raw[:i] + (b"" if kind == "delete" else piece) + (
+        raw[i:] if kind == "insert" else raw[i + 1:])
+  return raw
+
+
+def live_fuzz_lines(rng, count, *, genmoves=8):
+  """`count` command lines (bytes, no newline) and the answer each must
+  get ("=", "?", or None for either): known answers, moves, garbage,
+  mutations, ignorable lines, very long lines, refused moves; at most
+  `genmoves` genmove commands (cheap as they are)."""
+  out = []
+  while len(out) < count:
+    kind = rng.choices(["ok", "error", "move", "garbage", "mutated",
+                        "ignored", "long", "illegal", "genmove"],
+                       [14, 14, 20, 10, 14, 6, 3, 3, 2])[0]
+    if kind == "genmove":
+      if genmoves == 0:
+        continue
+      genmoves -= 1
+      colour = rng.choice(["b", "w", "black", "white"])
+      line = rng.choice([f"genmove {colour}",
+                         f"lz-genmove_analyze {colour} 50"])
+      out.append((line.encode(), None))  # `?` once the game is over.
+    elif kind == "ok":
+      out.append((rng.choice(LIVE_OK).encode(), "="))
+    elif kind == "error":
+      out.append((rng.choice(LIVE_ERRORS).encode(), "?"))
+    elif kind == "move":
+      line = rng.choice([f"play {rng.choice('bw')} {rng.choice(POINTS9)}",
+                         f"play {rng.choice('bw')} pass", "undo"])
+      out.append((line.encode(), None))
+    elif kind == "garbage":
+      out.append((_garbage(rng, rng.randint(1, 40)), None))
+    elif kind == "mutated":
+      # Not komi: every new komi compiles the player's move again.
+      line = rng.choice([l for l in LIVE_OK + LIVE_ERRORS
+                         if not l.startswith("komi")] + ["play b E5"])
+      out.append((_mutated(rng, line), None))
+    elif kind == "ignored":
+      out.append((rng.choice(LIVE_IGNORED).encode(), None))
+    elif kind == "long":
+      n = rng.randint(1000, 20000)
+      out.append(rng.choice([
+          (b"name " + b"x" * n, "?"), (b"x" * (3 * n), "?"),
+          (b"play b " + b"E5" * n, "?"), (b"boardsize " + b"9" * n, "?"),
+          (b" " * n, None), (b"# " + b"y" * n, None)]))
+    else:
+      out.extend((l.encode(), want) for l, want in rng.choice(LIVE_ILLEGAL))
+  out = out[:count]
+  # An id on some lines: the answer must echo it.
+  return [(f"{rng.randint(0, 10**6)} ".encode() + raw
+           if raw.strip() and rng.random() < 0.3 else raw, want)
+          for raw, want in out]
+
+
+def split_answers(text):
+  """The answers in a GTP stream, each as (status, id, first line); fails
+  on anything that is not a sequence of well-formed answers."""
+  assert text.endswith("\n\n"), repr(text[-300:])
+  answers = []
+  for body in text[:-2].split("\n\n"):
+    m = ANSWER.fullmatch(body.split("\n")[0])
+    assert m, f"malformed answer {body[:300]!r}"
+    answers.append((m.group(1), m.group(2), m.group(3) or ""))
+  return answers
+
+
+def test_fuzz_the_live_process(capsys):
+  """Hundreds of generated and mutated lines piped into the real engine
+  process at once: exactly one well-formed answer (with its id) per line
+  GTP does not ignore, `=` or `?` where the line decides it, the process
+  alive at the end (it answers `name`) and a clean exit after `quit`."""
+  if presets.get_preset(LIVE_PRESET).directory() is None:
+    pytest.skip("the committed 9x9 rollout policy (checkpoints/rollout9) is "
+                "missing")
+  rng = random.Random(13)
+  lines = live_fuzz_lines(rng, LIVE_LINES)
+  lines += [(b"7001 name", "="), (b"7002 quit", "=")]
+  expected = []
+  for raw, want in lines:
+    words = gtp_words(raw)
+    if words:
+      cid = words[0] if re.fullmatch("[0-9]+", words[0]) else ""
+      expected.append((raw, want, cid))
+  assert all(b"\n" not in raw for raw, _ in lines)
+  start = time.monotonic()
+  proc = subprocess.run(
+      [sys.executable, "-m", "alphago_jax.gtp", "--preset", LIVE_PRESET],
+      input=b"".join(raw + b"\n" for raw, _ in lines), capture_output=True,
+      # ASCII, the strictest stdout a locale gives: an answer quoting the
+      # controller's non-ASCII text must not kill the engine.
+      env=cpu_env(PYTHONIOENCODING="ascii"), cwd=ROOT, timeout=300,
+      check=False)
+  seconds = time.monotonic() - start
+  err = proc.stderr.decode("utf-8", "replace")
+  assert proc.returncode == 0, err[-3000:]
+  assert "internal error" not in err and "Traceback" not in err, err[-3000:]
+  answers = split_answers(proc.stdout.decode("utf-8"))
+  assert len(answers) == len(expected), (len(answers), len(expected))
+  for (status, cid, text), (raw, want, want_id) in zip(answers, expected):
+    assert cid == want_id, (raw[:200], status, cid, text)
+    assert want is None or status == want, (raw[:200], status, text)
+  assert answers[-2:] == [("=", "7001", "alphago-jax"), ("=", "7002", "")]
+  failures = sum(status == "?" for status, _, _ in answers)
+  with capsys.disabled():
+    print(f"\nlive GTP fuzz: {len(lines)} command lines tried, "
+          f"{len(answers)} answered ({failures} with `?`), "
+          f"{len(lines) - len(answers)} ignored as GTP says, "
+          f"{seconds:.1f} s")
+  assert 0 < failures < len(answers) and len(answers) < len(lines)
 
 
 # -- The real process -----------------------------------------------------------

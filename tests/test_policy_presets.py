@@ -11,9 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax.games import go_features
+from alphago_jax.games import go_features, go_patterns
 from alphago_jax.games.go import Go
 from alphago_jax.gtp import presets
+from alphago_jax.models import rollout_policy
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
 from alphago_jax.training import checkpoint as ckpt
@@ -124,7 +125,7 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
 
 
 @pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9",
-                                  "value-9x9"])
+                                  "value-9x9", "rollout-policy-9x9"])
 def test_committed_9x9_networks_load_and_play(name):
   preset = presets.get_preset(name)
   assert preset.directory() is not None, f"{name}: committed network missing"
@@ -167,3 +168,55 @@ def test_committed_alphago_presets_load_the_committed_networks():
     assert player.max_simulations == simulations, name
     assert float(player.params.mixing) == mixing, name
     assert player.name == "sl9@4687+value9@7812", player.name
+
+
+def test_every_committed_checkpoint_has_a_preset():
+  """A network committed without a way to play it fails here: each
+  directory under checkpoints/ but a partial run's (`*-partial`) is one
+  of some preset's `directories`."""
+  root = os.path.join(ROOT, "checkpoints")
+  committed = {d for d in os.listdir(root)
+               if os.path.isdir(os.path.join(root, d))
+               and not d.endswith("-partial") and not d.startswith(".")}
+  assert committed, f"no checkpoints in {root}"
+  named = {d for p in presets.registered_presets() for d in p.directories}
+  assert not committed - named, (
+      f"checkpoints without a GTP preset: {sorted(committed - named)}")
+
+
+# White's last move E6 puts Black's E5 in atari (its response patterns and
+# the save-atari feature both see it); B9 and A8 make A9 Black's eye.
+ATARI_MOVES = ["E5", "D5", "B9", "F5", "A8", "E6"]
+
+
+@pytest.mark.parametrize("name,size", [("rollout-policy-9x9", 9),
+                                       ("rollout-policy-19x19", 19)])
+def test_rollout_preset_plays_the_argmax_of_p_pi(name, size):
+  preset = presets.get_preset(name)
+  assert preset.directory() is not None, f"{name}: committed p_pi missing"
+  assert preset.board_size == size and not preset.searches
+  game = Go(size=size)
+  state = _position(game, ATARI_MOVES)
+  decision = presets.load_player(name).genmove(game, state,
+                                               jax.random.key(0))
+  # Independently: p_pi's own policy on a playout of the position, told
+  # the last move, the eye rule of its rollouts, argmax over the rest.
+  policy = rollout_policy.load_policy(preset.directory())
+  playout = go_patterns.playout_for(size)
+  last = game.vertex_to_action(ATARI_MOVES[-1])
+  rolled = playout.init(jax.random.key(0), state).replace(
+      last_move=jnp.int32(last))
+  logits = np.asarray(policy(playout, rolled))
+  allowed = (np.asarray(state.legal_action_mask)[:game.num_points]
+             & ~np.asarray(playout.own_eyes(state.board,
+                                            state.current_player)))
+  masked = np.where(allowed, logits, -np.inf)
+  assert decision.action == int(np.argmax(masked))
+  # And its analysis shows p_pi's probabilities over those moves.
+  probability = np.exp(masked - masked.max())
+  probability /= probability.sum()
+  shown = {c.action: c.prior for c in decision.candidates}
+  assert len(shown) == 10
+  np.testing.assert_allclose(list(shown.values()),
+                             probability[list(shown)], rtol=1e-4)
+  assert presets.last_point(state) == last

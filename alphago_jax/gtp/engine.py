@@ -74,6 +74,7 @@ TIME_SAFETY = 0.6
 LAG_BUFFER_S = 0.1
 MIN_MOVES_LEFT = 8
 DEFAULT_ANALYSIS_INTERVAL_CS = 100
+GTP_INT_MAX = 2**31 - 1  # GTP 2's `int`: 0 <= x <= 2^31 - 1.
 
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 _ID = re.compile(r"[0-9]+")  # ASCII digits only (str.isdigit takes "²").
@@ -135,7 +136,10 @@ def _number(token: str, what: str, *, integer: bool = False,
   except ValueError:
     raise GTPFailure(f"syntax error ({what} {token!r} is not a"
                      f"{'n integer' if integer else ' number'})") from None
-  if not math.isfinite(value) or (minimum is not None and value < minimum):
+  # GTP's integers are 31-bit (and one too big for a float would make
+  # `math.isfinite` raise).
+  in_range = abs(value) <= GTP_INT_MAX if integer else math.isfinite(value)
+  if not in_range or (minimum is not None and value < minimum):
     raise GTPFailure(f"syntax error ({what} {token!r} out of range)")
   return value
 
@@ -148,12 +152,19 @@ def _args(args: Sequence[str], count: int) -> None:
 
 def preprocess(line: str) -> str:
   """GTP 2 §2.1: control characters other than tab and newline removed,
-  `#` comments cut, tabs as spaces; returns the stripped command text
-  (empty for a line to ignore)."""
+  `#` comments cut, tabs as spaces; returns the command text stripped of
+  spaces and the newline (empty for a line to ignore). Only those count
+  as white space: a line of other Unicode spaces is a command, and gets
+  an answer a controller waits for."""
   line = "".join(ch for ch in line if ch in "\t\n" or (
       ord(ch) >= 32 and ord(ch) != 127))
   line = line.split("#", 1)[0].replace("\t", " ")
-  return line.strip()
+  return line.strip(" \n")
+
+
+def words_of(text: str) -> List[str]:
+  """The words of a preprocessed line: separated by spaces alone."""
+  return [w for w in text.split(" ") if w]
 
 
 def check_version(text: str) -> str:
@@ -583,7 +594,7 @@ class GTPEngine:
     text = preprocess(line)
     if not text:
       return False
-    words = text.split()
+    words = words_of(text)
     cid = ""
     if _ID.fullmatch(words[0]):
       cid = words.pop(0)
@@ -711,11 +722,21 @@ def serve(engine: GTPEngine, stdin, stdout: TextIO) -> int:
     return 0
 
 
+EXAMPLES = """examples:
+  alphago-jax gtp --list-presets
+  alphago-jax gtp --preset strongest-9x9
+  alphago-jax gtp --checkpoint checkpoints/go9 --simulations 64
+  alphago-jax gtp --preset az-9x9 --gtp-version 0.17   # as Lizzie's engine
+  gogui-twogtp -black "alphago-jax gtp" -white "gnugo --mode gtp" -size 9"""
+
+
 def _parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(
       prog="alphago-jax gtp",
       description="Serve one of our players as a GTP engine on "
-                  "stdin/stdout (logs on stderr).")
+                  "stdin/stdout (logs on stderr). A GUI (Sabaki, Lizzie) "
+                  "or a match runner starts it as its engine command.",
+      epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument("--preset", default="az-9x9",
                  help="named player (see --list-presets; default az-9x9)")
   p.add_argument("--checkpoint", default=None,
@@ -789,6 +810,10 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
     print(f"error: {e}", file=sys.stderr)
     return 1
   print(f"gtp: serving {player.description}", file=sys.stderr, flush=True)
+  if stdout is None and hasattr(out, "reconfigure"):
+    # Answers may quote the controller's text: where the locale cannot
+    # encode it, escape it rather than die in the middle of an answer.
+    out.reconfigure(errors="backslashreplace")
   saved = sys.stdout
   sys.stdout = sys.stderr  # Stray prints must not corrupt the protocol.
   try:

@@ -11,7 +11,9 @@ analysis output). It never keeps the game itself; the engine
   a time budget it plays the largest count its own timings say fits.
 * `PolicyPlayer`: a network's greedy move, no search.
 * `AlphaGoPlayer`: AlphaGo's search (`search.alphago`), reusing its tree
-  between moves.
+  between moves; its search size is fixed when compiled, so under a clock
+  it plays the largest of a few compiled sizes (`simulation_ladder`) that
+  its timings say fits.
 
 Both compile ahead of time (`jit(...).lower(...).compile()`) when the
 engine calls `prepare`, outside any timed move.
@@ -20,8 +22,10 @@ engine calls `prepare`, outside any timed move.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import dataclasses
 import math
+import os
 import sys
 import time
 from typing import Callable, Dict, Iterator, Optional, Tuple
@@ -41,6 +45,8 @@ from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 
 # Candidates a policy player lists in its analysis.
 POLICY_CANDIDATES = 10
+# Search sizes an `AlphaGoPlayer` compiles for timed play (`simulation_ladder`).
+LADDER_RUNGS = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,6 +255,35 @@ def _principal_variation(tree, action: int) -> Tuple[int, ...]:
   return tuple(pv)
 
 
+def _record(table: collections.OrderedDict, simulations: int,
+            seconds: float) -> None:
+  """Remembers in `table` how long a search of `simulations` took (the
+  last 3 per count, for at most 64 counts; the least recently seen go
+  first)."""
+  table.setdefault(simulations, collections.deque(maxlen=3)).append(seconds)
+  table.move_to_end(simulations)
+  while len(table) > 64:
+    table.popitem(last=False)
+
+
+def _predict(table: Optional[collections.OrderedDict],
+             simulations: int) -> float:
+  """Expected seconds of a search of `simulations` from `table`'s
+  timings: interpolated between the measured counts around it (each at
+  its slowest recent time, made non-decreasing in the count). Time per
+  simulation grows with the tree, so a chord lies above the curve: a
+  cautious guess. Below the smallest count measured, that count's time;
+  above the largest, its time scaled in proportion; infinite before any
+  search was timed."""
+  if not table:
+    return math.inf
+  counts = sorted(table)
+  times = np.maximum.accumulate([max(table[n]) for n in counts])
+  if simulations >= counts[-1]:
+    return float(times[-1] * simulations / counts[-1])
+  return float(np.interp(simulations, counts, times))
+
+
 class SearchPlayer:
   """A policy-value network with AlphaZero's search.
 
@@ -374,30 +409,13 @@ class SearchPlayer:
 
   def record_timing(self, game: Go, simulations: int,
                     seconds: float) -> None:
-    """Remembers how long a search of `simulations` took (the last 3 per
-    count, for at most 64 counts; the least recently seen go first)."""
-    table = self._timings.setdefault(game, collections.OrderedDict())
-    table.setdefault(simulations, collections.deque(maxlen=3)).append(
-        seconds)
-    table.move_to_end(simulations)
-    while len(table) > 64:
-      table.popitem(last=False)
+    """Remembers how long a search of `simulations` took (`_record`)."""
+    _record(self._timings.setdefault(game, collections.OrderedDict()),
+            simulations, seconds)
 
   def predicted_seconds(self, game: Go, simulations: int) -> float:
-    """Expected seconds of a search of `simulations`: interpolated between
-    the measured counts around it (each at its slowest recent time, made
-    non-decreasing in the count). Time per simulation grows with the
-    tree, so a chord lies above the curve: a cautious guess. Below the
-    smallest count measured, that count's time; above the largest, its
-    time scaled in proportion; infinite before any search was timed."""
-    table = self._timings.get(game)
-    if not table:
-      return math.inf
-    counts = sorted(table)
-    times = np.maximum.accumulate([max(table[n]) for n in counts])
-    if simulations >= counts[-1]:
-      return float(times[-1] * simulations / counts[-1])
-    return float(np.interp(simulations, counts, times))
+    """Expected seconds of a search of `simulations` (`_predict`)."""
+    return _predict(self._timings.get(game), simulations)
 
   def prepare(self, game: Go, *, timed: bool = False) -> None:
     """Compiles the search and the fallback policy for `game` and times
@@ -479,6 +497,22 @@ class SearchPlayer:
       yield self._decision(state, self._run(game, state, sub, n), n)
 
 
+def simulation_ladder(top: int, *, step: int = 1,
+                      rungs: int = LADDER_RUNGS) -> Tuple[int, ...]:
+  """The searches an `AlphaGoPlayer` compiles for timed play, ascending:
+  `top` simulations and its halvings, `rungs` counts at most, each a
+  multiple of `step` (the search's leaves per step) and at least `step`.
+
+  Its search fixes the simulation count in the program, so a clock gets a
+  few sizes a factor 2 apart (within a factor 2 of any budget from the
+  smallest up), not a compile per count."""
+  if top % step:
+    raise ValueError(f"simulations {top} must be a multiple of the "
+                     f"leaves per step {step}")
+  return tuple(sorted({max(step, (top >> k) // step * step)
+                       for k in range(rungs)}))
+
+
 class AlphaGoPlayer:
   """AlphaGo's search (`search.alphago`: PUCT on a policy prior, leaves
   valued by a value network and/or rollouts), reusing its tree between
@@ -487,13 +521,19 @@ class AlphaGoPlayer:
   The player keeps the tree of its last search. The next search looks for
   the position it is asked about in that tree (`tree_reuse.find`: after
   its own move and the opponent's reply, or the same position again) and
-  continues from that subtree with `num_simulations` new simulations;
-  anything else (a new game, `undo`, moves it never searched) starts
-  afresh. `analyses` keeps adding simulations to the same tree, so the
-  analysis deepens for as long as a GUI asks.
+  continues from that subtree with its simulations; anything else (a new
+  game, `undo`, moves it never searched) starts afresh. `analyses` keeps
+  adding simulations to the same tree, so the analysis deepens for as
+  long as a GUI asks.
 
-  The search always runs its full simulations. Given a time budget that
-  its measured time exceeds, it plays the network's greedy move instead.
+  Without a clock it searches `num_simulations` a move. Prepared for
+  timed play, it also compiles the smaller searches of its
+  `simulation_ladder` and, given a time budget, plays the largest one its
+  own recent timings predict to fit (as `SearchPlayer`, from the searches
+  timed at `prepare` and every search since); when none fits, the
+  policy's greedy move. Every search's tree has the full search's
+  capacity (the smaller ones keep more reused nodes), so a tree passes
+  between sizes.
 
   Args:
     name: the player's name.
@@ -507,20 +547,22 @@ class AlphaGoPlayer:
     resign_threshold: resign when the root winrate for the mover falls
       below this (None: never).
     analysis_rounds: searches `analyses` runs on one position.
+    ladder_rungs: the most search sizes compiled for timed play.
   """
 
   def __init__(self, *, name: str, game: Go, policy_fn, value_fn,
                variables: Tuple[chex.ArrayTree, chex.ArrayTree],
                config, resign_threshold: Optional[float] = None,
-               analysis_rounds: int = 8):
+               analysis_rounds: int = 8, ladder_rungs: int = LADDER_RUNGS):
     # pylint: disable=import-outside-toplevel
     from alphago_jax.search import alphago
     if resign_threshold is not None and not 0 <= resign_threshold < 1:
       raise ValueError(f"resign_threshold must be in [0, 1), got "
                        f"{resign_threshold!r}")
-    if not isinstance(analysis_rounds, int) or analysis_rounds < 1:
-      raise ValueError(f"analysis_rounds must be an integer >= 1, got "
-                       f"{analysis_rounds!r}")
+    for what, value in (("analysis_rounds", analysis_rounds),
+                        ("ladder_rungs", ladder_rungs)):
+      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
     self.name = name
     self.game = game
     self.reuse = bool(config.reuse_tree)
@@ -531,15 +573,22 @@ class AlphaGoPlayer:
     self.resign_threshold = resign_threshold
     self.analysis_rounds = analysis_rounds
     self.max_simulations = self.static.num_simulations
+    self.ladder = simulation_ladder(self.max_simulations,
+                                    step=self.static.leaves_per_step,
+                                    rungs=ladder_rungs)
     alphago.make_leaf_value(game, value_fn, self.static)  # Fail now.
     self.description = (
         f"{name}: AlphaGo search, {self.max_simulations} simulations a "
-        f"move, λ = {float(self.params.mixing):g}, c_puct "
+        f"move (under a clock the largest of {list(self.ladder)} that "
+        f"fits), λ = "
+        f"{float(self.params.mixing):g}, c_puct "
         f"{float(self.params.c_puct):g}, "
         f"{'reusing its tree' if self.reuse else 'no tree reuse'}")
-    self._compiled: Dict[Go, Callable] = {}
+    # Per game: simulations -> the compiled search of that size.
+    self._compiled: Dict[Go, Dict[int, Callable]] = {}
+    # Per game: simulations -> the last seconds measured for that count.
+    self._timings: Dict[Go, collections.OrderedDict] = {}
     self._trees: Dict[Go, object] = {}
-    self._seconds: Dict[Go, float] = {}
     self._empties: Dict[Go, object] = {}
     self.reused_nodes: Optional[int] = None  # Of the last search.
     self._fallback = PolicyPlayer(
@@ -548,10 +597,21 @@ class AlphaGoPlayer:
             variables[0], jax.vmap(g.observe)(states),
             states.legal_action_mask), None))
 
-  def _think_fn(self, game: Go):
+  # -- The compiled searches --------------------------------------------------
+
+  def _static(self, simulations: int):
+    """The search of `simulations` with the full search's tree capacity,
+    the rest of it for reused nodes: trees fit every size."""
+    if simulations == self.max_simulations:
+      return self.static
+    return dataclasses.replace(
+        self.static, num_simulations=simulations,
+        max_reused_nodes=self.static.tree_capacity - simulations)
+
+  def _think_fn(self, game: Go, simulations: int):
     # pylint: disable=import-outside-toplevel
     from alphago_jax.search import alphago
-    static, params = self.static, self.params
+    static, params = self._static(simulations), self.params
 
     def think(variables, state, key, tree):
       states = _batch(state)
@@ -573,53 +633,107 @@ class AlphaGoPlayer:
   def _empty_tree(self, game: Go):
     """A tree of the search's shape holding nothing: a fresh search."""
     shapes = jax.eval_shape(
-        lambda s: self._think_fn(game)(self.variables, s,
-                                       jax.random.key(0), None)[0],
+        lambda s: self._think_fn(game, self.max_simulations)(
+            self.variables, s, jax.random.key(0), None)[0],
         game.init(None))
     return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
-
-  def _search(self, game: Go) -> Callable:
-    if game not in self._compiled:
-      empty = self._empty(game)
-      self._compiled[game], seconds = _compile(
-          self._think_fn(game), self.variables, game.init(None),
-          jax.random.key(0), empty)
-      self._trees[game] = empty
-      _log(f"{self.name}: compiled a {self.max_simulations}-simulation "
-           f"AlphaGo search for {game.size}x{game.size} komi "
-           f"{game.komi:g} in {seconds:.1f} s")
-    return self._compiled[game]
-
-  def _run(self, game: Go, state: GoState, key: chex.PRNGKey):
-    fn = self._search(game)
-    tree = self._trees[game] if self.reuse else self._empty(game)
-    start = time.perf_counter()
-    tree, out = fn(self.variables, state, key, tree)
-    out = jax.device_get(out)
-    self._seconds[game] = time.perf_counter() - start
-    self._trees[game] = tree
-    self.reused_nodes = int(out["reused"])
-    return out
 
   def _empty(self, game: Go):
     if game not in self._empties:
       self._empties[game] = self._empty_tree(game)
     return self._empties[game]
 
+  def _compile_sizes(self, game: Go, sizes) -> None:
+    """Compiles the searches of `sizes` for `game` that are not yet, side
+    by side (XLA compiles without holding the GIL: with a core each, the
+    ladder takes about as long as one compile)."""
+    compiled = self._compiled.setdefault(game, {})
+    missing = [n for n in sizes if n not in compiled]
+    if not missing:
+      return
+    empty = self._empty(game)
+    args = (self.variables, game.init(None), jax.random.key(0), empty)
+    workers = max(1, min(len(missing), os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+      done = pool.map(lambda n: _compile(self._think_fn(game, n), *args),
+                      missing)
+      for n, (fn, seconds) in zip(missing, done):
+        compiled[n] = fn
+        _log(f"{self.name}: compiled a {n}-simulation AlphaGo search for "
+             f"{game.size}x{game.size} komi {game.komi:g} in "
+             f"{seconds:.1f} s")
+    self._trees.setdefault(game, empty)
+
+  def _search(self, game: Go, simulations: int) -> Callable:
+    self._compile_sizes(game, (simulations,))
+    return self._compiled[game][simulations]
+
+  def _run(self, game: Go, state: GoState, key: chex.PRNGKey,
+           simulations: int, *, record: bool = True):
+    fn = self._search(game, simulations)
+    tree = self._trees[game] if self.reuse else self._empty(game)
+    start = time.perf_counter()
+    tree, out = fn(self.variables, state, key, tree)
+    out = jax.device_get(out)
+    if record:
+      self.record_timing(game, simulations, time.perf_counter() - start)
+    self._trees[game] = tree
+    self.reused_nodes = int(out["reused"])
+    return out
+
+  def record_timing(self, game: Go, simulations: int,
+                    seconds: float) -> None:
+    """Remembers how long a search of `simulations` took (`_record`)."""
+    _record(self._timings.setdefault(game, collections.OrderedDict()),
+            simulations, seconds)
+
+  def predicted_seconds(self, game: Go, simulations: int) -> float:
+    """Expected seconds of a search of `simulations` (`_predict`)."""
+    return _predict(self._timings.get(game), simulations)
+
   def prepare(self, game: Go, *, timed: bool = False) -> None:
-    """Compiles the search and the fallback policy for `game` and times a
-    search (twice: the first call pays one-off costs)."""
-    del timed
+    """Compiles the full search and the fallback policy for `game` (with
+    `timed`, every size of the ladder), and times the smallest and the
+    largest size it compiled."""
     _check_game(self.game, game, self.name)
     game = _with_rules_of(self.game, game)
     self._fallback.prepare(game)
-    if game not in self._seconds:
-      for _ in range(2):
-        self._run(game, game.init(None), jax.random.key(0))
-      self._trees[game] = self._empty(game)
-      _log(f"{self.name}: a search takes {self._seconds[game]:.3f} s")
+    sizes = self.ladder if timed else (self.max_simulations,)
+    new = [n for n in sizes if n not in self._compiled.get(game, {})]
+    if not new:
+      return
+    self._compile_sizes(game, new)
+    state = game.init(None)
+    # The first call of each pays one-off costs (allocation, caches): not
+    # timed. Then the smallest and largest new size are; the others are
+    # interpolated.
+    for n in new:
+      self._run(game, state, jax.random.key(0), n, record=False)
+    timed_sizes = sorted({new[0], new[-1]})
+    for n in timed_sizes:
+      self._run(game, state, jax.random.key(0), n)
+    self._trees[game] = self._empty(game)
+    _log(f"{self.name}: " + ", ".join(
+        f"{n} simulations take {self.predicted_seconds(game, n):.3f} s"
+        for n in timed_sizes))
 
-  def _decision(self, state: GoState, out) -> Decision:
+  # -- Moves ------------------------------------------------------------------
+
+  def choose_simulations(self, game: Go, seconds: Optional[float]
+                         ) -> Optional[int]:
+    """The largest compiled search predicted to fit in `seconds` (the full
+    one when None); None when none fits."""
+    if seconds is None:
+      return self.max_simulations
+    fits = [n for n in self._compiled.get(game, {})
+            if self.predicted_seconds(game, n) <= seconds]
+    return max(fits, default=None)
+
+  def _resigns(self, winrate: Optional[float]) -> bool:
+    return bool(self.resign_threshold is not None and winrate is not None
+                and winrate < self.resign_threshold)
+
+  def _decision(self, state: GoState, out, simulations: int) -> Decision:
     legal = np.asarray(state.legal_action_mask)
     visits = np.asarray(out["visits"])
     action = int(out["action"])
@@ -627,31 +741,31 @@ class AlphaGoPlayer:
     candidates = _candidates(out, legal, visits, q, prior, action,
                              rank=lambda a: (-visits[a], a))
     winrate = float((np.asarray(out["root_value"]) + 1) / 2)
-    resign = bool(self.resign_threshold is not None
-                  and winrate < self.resign_threshold)
-    return Decision(action=action, resign=resign, candidates=candidates,
-                    winrate=winrate, simulations=self.max_simulations)
+    return Decision(action=action, resign=self._resigns(winrate),
+                    candidates=candidates, winrate=winrate,
+                    simulations=simulations)
 
   def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
               seconds: Optional[float] = None) -> Decision:
-    """The search's move (the network's greedy move when a search is
-    measured to take longer than `seconds`)."""
+    """The move of the largest search that fits in `seconds` (None: the
+    full one); the policy's greedy move when none fits."""
     _check_game(self.game, game, self.name)
     game = _with_rules_of(self.game, game)
-    if seconds is not None and self._seconds.get(game, 0.0) > seconds:
+    simulations = self.choose_simulations(game, seconds)
+    if simulations is None:
       decision = self._fallback.genmove(game, state, key)
-      return dataclasses.replace(
-          decision, resign=bool(
-              self.resign_threshold is not None and decision.winrate
-              is not None and decision.winrate < self.resign_threshold))
-    return self._decision(state, self._run(game, state, key))
+      return dataclasses.replace(decision,
+                                 resign=self._resigns(decision.winrate))
+    out = self._run(game, state, key, simulations)
+    return self._decision(state, out, simulations)
 
   def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
                ) -> Iterator[Decision]:
-    """`analysis_rounds` searches of the position, each continuing the
-    last one's tree when reusing (so ever more visits), else fresh."""
+    """`analysis_rounds` full searches of the position, each continuing
+    the last one's tree when reusing (so ever more visits), else fresh."""
     _check_game(self.game, game, self.name)
     game = _with_rules_of(self.game, game)
     for _ in range(self.analysis_rounds):
       key, sub = jax.random.split(key)
-      yield self._decision(state, self._run(game, state, sub))
+      out = self._run(game, state, sub, self.max_simulations)
+      yield self._decision(state, out, self.max_simulations)

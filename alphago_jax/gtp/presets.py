@@ -69,9 +69,14 @@ def register_preset(preset: Preset) -> Preset:
   return preset
 
 
+def registered_presets() -> List[Preset]:
+  """Every registered preset, by name, whether its network exists or not."""
+  return [p for _, p in sorted(_PRESETS.items())]
+
+
 def available_presets() -> List[Preset]:
   """The registered presets whose network exists, by name."""
-  return [p for _, p in sorted(_PRESETS.items()) if p.directory()]
+  return [p for p in registered_presets() if p.directory()]
 
 
 def get_preset(name: str) -> Preset:
@@ -341,6 +346,69 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
                       policy=lambda g, states: (scores(g, states), None))
 
 
+def last_point(state):
+  """int32 `[]`: the point the last move was played on, read from the two
+  newest boards of `state.history` (-1 after a pass, at the start, or
+  with fewer than two history planes): p_π's response features need it
+  and a `GoState` does not keep it otherwise."""
+  import jax.numpy as jnp
+  from alphago_jax.games.go import BLACK
+  if state.history.shape[0] < 2:
+    return jnp.int32(-1)
+  last_colour = jnp.where(state.current_player == BLACK, -1, 1)
+  placed = (state.history[0] == last_colour) & (state.history[1] == 0)
+  return jnp.where(jnp.any(placed), jnp.argmax(placed), -1).astype(jnp.int32)
+
+
+def rollout_move_logits(directory: str):
+  """`(meta, logits)` of a p_π weights folder (`models.rollout_policy`: a
+  `train rollout-policy` run directory): `logits(game, states [B]) ->
+  [B, A]`, p_π's pattern logits of the moves the policy games' move rule
+  allows (no own-eye fill, pass only when nothing else is left; pass 0),
+  `MASKED_LOGIT` elsewhere. Its argmax is p_π's greedy move.
+
+  Raises:
+    FileNotFoundError / RolloutWeightsError: no p_π weights there.
+  """
+  import jax
+  import jax.numpy as jnp
+  from alphago_jax.games import go_patterns
+  from alphago_jax.models import rollout_policy
+  from alphago_jax.training import policy_games
+  from alphago_jax.types import MASKED_LOGIT
+  weights, features, meta = rollout_policy.load_weights(directory)
+  weights = jnp.asarray(weights)
+
+  def logits(g, states):
+    playout = go_patterns.playout_for(g.size)
+
+    def one(state):
+      ids = go_patterns.point_features(
+          features, playout, state.board,
+          state.current_player.astype(jnp.int32), last_point(state))
+      return rollout_policy.pattern_logits(weights, ids)
+    points = jax.vmap(one)(states)
+    full = jnp.concatenate([points, jnp.zeros_like(points[:, :1])], axis=1)
+    return jnp.where(policy_games.sensible_mask(g, states), full,
+                     MASKED_LOGIT)
+  return meta, logits
+
+
+def _rollout_policy(board_size: int):
+  """AlphaGo's fast rollout policy p_π as a player on `board_size` (its
+  features are local: any weights play any size), greedy, no search."""
+  def load(directory, *, simulations=None, resign_threshold=None):
+    del simulations, resign_threshold  # No search, no value.
+    from alphago_jax.games.go import Go
+    from alphago_jax.gtp.players import PolicyPlayer
+    meta, logits = rollout_move_logits(directory)
+    name = (f"{os.path.basename(os.path.normpath(directory))}"
+            f"@{meta.get('step', '?')}")
+    return PolicyPlayer(name=name, game=Go(size=board_size),
+                        policy=lambda g, states: (logits(g, states), None))
+  return load
+
+
 register_preset(Preset(
     name="az-9x9", board_size=9, directories=("go9",),
     description="AlphaZero 9x9 ResNet (checkpoints/go9) with Gumbel "
@@ -405,3 +473,17 @@ register_preset(Preset(
     description="9x9 value network v_theta (checkpoints/value9), the move "
                 "whose successor it rates best, no search",
     load=_value_network))
+register_preset(Preset(
+    name="rollout-policy-9x9", board_size=9, searches=False,
+    directories=("rollout9",),
+    description="AlphaGo's fast rollout policy p_pi (linear softmax over "
+                "local patterns) trained on 9x9 GNU Go games "
+                "(checkpoints/rollout9), greedy, no search",
+    load=_rollout_policy(9)))
+register_preset(Preset(
+    name="rollout-policy-19x19", board_size=19, searches=False,
+    directories=("rollout_policy",),
+    description="AlphaGo's fast rollout policy p_pi (linear softmax over "
+                "local patterns) trained on 19x19 KGS games "
+                "(checkpoints/rollout_policy), greedy, no search",
+    load=_rollout_policy(19)))
