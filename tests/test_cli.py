@@ -38,7 +38,7 @@ def run_cli(capsys, *argv):
 
 
 @pytest.mark.parametrize("command", ["demo", "train", "selfplay", "arena",
-                                     "show", "reproduce"])
+                                     "show", "reproduce", "gtp", "sweep"])
 def test_every_subcommand_has_help_with_an_example(capsys, command):
   status, out, _ = run_cli(capsys, command, "--help")
   assert status == 0
@@ -424,9 +424,10 @@ def test_fuzz_mutated_config_json_is_rejected_by_name_or_run_as_written(
     else:
       assert status == 2 and err.startswith("error:"), (text, err)
       assert str(source / "config.json") in err
-  print(f"mutated config.json inputs tried: {tried} ({kinds}); accepted "
-        f"as written: {accepted}; rejected with a named error: "
-        f"{tried - accepted}")
+  with capsys.disabled():
+    print(f"\nmutated config.json inputs tried: {tried} ({kinds}); "
+          f"accepted as written: {accepted}; rejected with a named error: "
+          f"{tried - accepted}")
   assert tried == 400 and 0 < accepted < tried // 2
 
 
@@ -565,3 +566,311 @@ def test_train_runs_each_later_alphago_stage_command(capsys):
   assert cli_main(["train", "value-net", "--output", "x",
                   "--no-such-flag"]) == 2
   assert "--no-such-flag" in capsys.readouterr().err
+
+
+# --- selfplay and reproduce, small real runs ---------------------------------
+
+TTT_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8),
+             (0, 4, 8), (2, 4, 6)]
+
+
+def _ttt_winner(moves):
+  """Tic-tac-toe replayed here: the winner (0 moved first) or None; every
+  move on an empty cell, none after a line."""
+  board = [None] * 9
+  for i, cell in enumerate(moves):
+    assert board[cell] is None, moves
+    board[cell] = i % 2
+    for line in TTT_LINES:
+      if all(board[c] == i % 2 for c in line):
+        assert i == len(moves) - 1, f"moves after a win: {moves}"
+        return i % 2
+  assert len(moves) == 9, f"stopped before the end: {moves}"
+  return None
+
+
+def _tromp_taylor(board, size):
+  """Area score `black - white` of an sgfmill board: stones, plus empty
+  regions that reach only one colour."""
+  score, seen = 0, set()
+  for r in range(size):
+    for c in range(size):
+      colour = board.get(r, c)
+      if colour is not None:
+        score += 1 if colour == "b" else -1
+      elif (r, c) not in seen:
+        region, borders, stack = 0, set(), [(r, c)]
+        seen.add((r, c))
+        while stack:
+          p, q = stack.pop()
+          region += 1
+          for n in ((p + 1, q), (p - 1, q), (p, q + 1), (p, q - 1)):
+            if 0 <= n[0] < size and 0 <= n[1] < size:
+              v = board.get(*n)
+              if v is None and n not in seen:
+                seen.add(n)
+                stack.append(n)
+              elif v is not None:
+                borders.add(v)
+        if borders == {"b"}:
+          score += region
+        elif borders == {"w"}:
+          score -= region
+  return score
+
+
+def _replay_go(moves, size):
+  """GTP vertices replayed on sgfmill's board (each on an empty point, not
+  suicide, not a simple-ko retake); the final board."""
+  from sgfmill import boards  # pylint: disable=import-outside-toplevel
+  board, ko = boards.Board(size), None
+  for i, vertex in enumerate(moves):
+    if vertex.lower() == "pass":
+      ko = None
+      continue
+    col = "ABCDEFGHJKLMNOPQRST".index(vertex[0].upper())
+    point = (int(vertex[1:]) - 1, col)
+    assert board.get(*point) is None and point != ko, (i, vertex)
+    ko = board.play(*point, "bw"[i % 2])
+    assert board.get(*point) is not None, f"suicide at move {i + 1}"
+  return board
+
+
+def test_selfplay_writes_games_that_replay_to_their_results(tmp_path,
+                                                            capsys):
+  out = tmp_path / "ttt"
+  status, stdout, err = run_cli(capsys, "selfplay", "--agent", "random",
+                                "--game", "tictactoe", "--games", "12",
+                                "--seed", "3", "--output", str(out))
+  assert status == 0, err
+  games = [json.loads(l) for l in (out / "games.jsonl").read_text()
+           .splitlines()]
+  assert [g["game"] for g in games] == list(range(12))
+  for g in games:
+    assert g["winner"] == _ttt_winner(g["moves"]), g
+    assert g["length"] == len(g["moves"])
+  assert {g["winner"] for g in games} >= {0, 1}  # both sides won some
+  total = sum(g["length"] for g in games)
+  assert stdout.startswith(f"12 games, {total} moves in "), stdout
+
+  out = tmp_path / "go9"
+  status, stdout, err = run_cli(capsys, "selfplay", "--agent", "random",
+                                "--game", "go9", "--games", "2",
+                                "--output", str(out))
+  assert status == 0, err
+  games = [json.loads(l) for l in (out / "games.jsonl").read_text()
+           .splitlines()]
+  assert len(games) == 2 and sorted(os.listdir(out)) == [
+      "game_0000.sgf", "game_0001.sgf", "games.jsonl"]
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  for g in games:
+    record = sgf.parse_sgf((out / f"game_{g['game']:04d}.sgf").read_bytes())
+    assert len(record.moves) == g["length"] == len(g["moves"])
+    assert [c for c, _ in record.moves] == [i % 2 for i in range(
+        g["length"])]
+    board = _replay_go(g["moves"], 9)
+    score = _tromp_taylor(board, 9) - 7.5
+    assert g["score"] == score, g
+    assert record.result == sgf.result_string(score)
+    assert g["winner"] == (0 if score > 0 else 1)
+  assert stdout.startswith(
+      f"2 games, {sum(g['length'] for g in games)} moves in "), stdout
+
+
+def test_reproduce_mcts_vs_random_small_table(capsys):
+  from alphago_jax.evaluation import stats  # pylint: disable=import-outside-toplevel
+  status, stdout, err = run_cli(capsys, "reproduce", "mcts-vs-random",
+                                "--games", "20", "--simulations", "0", "8",
+                                "--seed", "1")
+  assert status in (0, 1), err
+  assert stdout.startswith("UCT (X, first) vs random (O): 20 games per "
+                           "setting")
+  rows = [l.split(" | ") for l in stdout.splitlines()
+          if l.startswith("| ") and l[2].isdigit()]
+  assert [r[0] for r in rows] == ["| 0 (pure random)", "| 8"]
+  for row in rows:
+    counts = []
+    for cell in row[1:4]:
+      m = re.fullmatch(r"([\d.]+)% \[([\d.]+), ([\d.]+)\]", cell)
+      rate, lo, hi = (float(x) / 100 for x in m.groups())
+      k = round(rate * 20)
+      assert abs(rate - k / 20) < 1e-9, cell  # a count of 20 games
+      want = stats.wilson_interval(k, 20)
+      assert abs(lo - want[0]) < 6e-4 and abs(hi - want[1]) < 6e-4, cell
+      counts.append(k)
+    assert sum(counts) == 20, row
+  # Only budgets the seed published are compared; the exit status says
+  # whether all of those agreed.
+  assert rows[0][5] in ("yes", "NO") and rows[1][4:6] == ["-", "-"]
+  assert status == (0 if rows[0][5] == "yes" else 1)
+
+
+# --- arena against GTP engines -----------------------------------------------
+
+def _gnugo_or_skip():
+  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
+  path = gtp.find_gnugo()
+  if path is None:
+    pytest.skip("GNU Go is not installed (apt-get install gnugo)")
+  return path
+
+
+def _check_engine_games(capsys, *argv):
+  """Runs `arena ... --json` and checks each listed game here: its moves
+  replay legally on sgfmill's board to its score, its result and winner
+  follow, and A's totals add up. Returns the JSON line."""
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  status, out, err = run_cli(capsys, "arena", *argv, "--game", "go9",
+                             "--json")
+  assert status == 0, err
+  line = json.loads(out.strip().splitlines()[-1])
+  games = line["games"]
+  tally = [0, 0, 0]
+  for g in games:
+    assert g["reason"] in ("score", "move cap", "resign"), g  # no forfeit
+    board = _replay_go(g["moves"], 9)
+    assert g["score"] == _tromp_taylor(board, 9) - 7.5, g
+    if g["reason"] == "resign":
+      assert g["result"] == "BW"[g["winner"]] + "+R"
+    else:
+      assert g["result"] == sgf.result_string(g["score"])
+      assert g["winner"] == (0 if g["score"] > 0 else 1)
+    a_colour = 0 if g["a_black"] else 1
+    assert (g["black"], g["white"]) == (tuple(line["agents"]) if g["a_black"]
+                                        else tuple(line["agents"][::-1]))
+    tally[0 if g["winner"] == a_colour else 2] += 1
+  assert [line["wins"], line["draws"], line["losses"]] == tally
+  assert sorted(g["a_black"] for g in games) == [False, True]
+  for i, g in enumerate(games):
+    assert (f"  game {i + 1}: black {g['black']}, white {g['white']}: "
+            f"{g['result']} ") in out
+  return line
+
+
+PASSER = """
+import sys
+for line in sys.stdin:
+  words = line.split()
+  cid = words.pop(0) if words and words[0].isdigit() else ""
+  command = words[0] if words else ""
+  answer = {"genmove": "pass", "name": "passer"}.get(command, "")
+  print(f"={cid} {answer}\\n", flush=True)
+  if command == "quit":
+    break
+"""
+
+
+def _passer(tmp_path):
+  """`gtp:COMMAND` of a GTP engine that passes every move: in its games,
+  every move of its colour must be a pass, which says who played which
+  colour."""
+  import shlex  # pylint: disable=import-outside-toplevel
+  script = tmp_path / "passer.py"
+  script.write_text(PASSER)
+  return f"gtp:{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
+def _check_passes(line, passer_is_a):
+  for g in line["games"]:
+    passer_colour = 0 if g["a_black"] == passer_is_a else 1
+    assert all(v == "pass" for v in g["moves"][passer_colour::2]), g
+
+
+def test_arena_plays_an_agent_against_gnugo_and_any_gtp_engine(capsys,
+                                                               tmp_path):
+  _gnugo_or_skip()
+  # GNU Go at level 0, 2 games on 9x9 against random moves (gnugo_match
+  # also compares GNU Go's final boards with ours).
+  line = _check_engine_games(capsys, "random", "gnugo:0",
+                             "--games-per-colour", "1", "--max-moves", "40")
+  assert line["agents"] == ["random", "gnugo:0"]
+  # Any GTP command, here as A.
+  line = _check_engine_games(capsys, _passer(tmp_path), "random",
+                             "--games-per-colour", "1", "--max-moves", "20")
+  _check_passes(line, passer_is_a=True)
+
+
+def test_arena_plays_two_gtp_engines_through_the_referee(capsys, tmp_path):
+  _gnugo_or_skip()
+  line = _check_engine_games(capsys, "gnugo:0", _passer(tmp_path),
+                             "--games-per-colour", "1", "--max-moves", "15")
+  _check_passes(line, passer_is_a=False)
+
+
+def test_arena_gtp_engine_errors_name_the_problem(capsys, monkeypatch):
+  from alphago_jax.gtp import gnugo_player  # pylint: disable=import-outside-toplevel
+  for argv, words in [
+      (["random", "gnugo:1"], "add --game go9"),
+      (["random", "gnugo:11", "--game", "go9"], "level must be 0..10"),
+      (["random", "gtp:", "--game", "go9"], "name the engine's command"),
+      (["random", "gtp:no-such-engine --mode gtp", "--game", "go9"],
+       "'no-such-engine' not found"),
+      (["random", "gtp:\"unclosed", "--game", "go9"], "unreadable command")]:
+    status, _, err = run_cli(capsys, "arena", *argv)
+    assert status == 2 and err.startswith("error:") and words in err, (
+        argv, err)
+  status, _, err = run_cli(capsys, "selfplay", "--agent", "gnugo:1",
+                           "--game", "go9", "--output", "unused")
+  assert status == 2 and "plays only in `alphago-jax arena`" in err
+  monkeypatch.setattr(gnugo_player, "find_gnugo", lambda: None)
+  status, _, err = run_cli(capsys, "arena", "random", "gnugo", "--game",
+                           "go9")
+  assert status == 2 and "GNU Go is not installed" in err, err
+  assert "apt-get install gnugo" in err
+
+
+# --- --from-run of experiments/alphago/ runs, today's and older ones ---------
+
+def test_sl_policy_run_made_today_repeats_with_from_run(tmp_path):
+  # experiments/alphago/sl_policy.py writes its own config.json and the
+  # command.json that `train --from-run` reads: the two must agree.
+  if not os.path.isdir(PRO):
+    pytest.skip(f"game records not found at {PRO} (set ALPHAGO_JAX_DATA)")
+  from helpers import run_mains  # pylint: disable=import-outside-toplevel
+  script = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
+  out, again = str(tmp_path / "run"), str(tmp_path / "again")
+  argv = ["--quick", "--data", PRO, "--size", "9", "--min-rank", "none",
+          "--cache", str(tmp_path / "cache"), "--total-samples", "64",
+          "--eval-positions", "64", "--log-every", "1", "--eval-every", "2"]
+  cli = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
+  trained, repeat, resume = run_mains([
+      (script, argv + ["--output", out, "--hours", "1"]),
+      (cli, ["train", "--from-run", out, "--output", again, "--dry-run"]),
+      (cli, ["train", "--resume", out, "--dry-run"])])
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  assert json.loads((tmp_path / "run" / "config.json").read_text())[
+      "config"]["total_samples"] == 64
+  assert repeat.returncode == 0, repeat.stderr[-3000:]
+  prog = "python experiments/alphago/sl_policy.py"
+  assert repeat.stdout.strip() == " ".join(
+      [prog] + argv + ["--output", again])
+  assert resume.stdout.strip() == " ".join(
+      [prog] + argv + ["--output", out, "--resume"])
+  assert not os.path.exists(again)  # a dry run writes nothing
+
+
+@pytest.mark.parametrize("name,writer", [
+    ("sl9", "`python experiments/alphago/sl_policy.py`"),
+    ("sl19-partial", "`python experiments/alphago/sl_policy.py`"),
+    ("rl9", "`python experiments/alphago/rl_policy.py`"),
+    ("value9", "`python experiments/alphago/value_net.py`"),
+    ("rollout_policy", "`python experiments/alphago/rollout_policy.py`"),
+    ("go9", "the network architecture that the first AlphaZero runs")])
+def test_runs_older_than_from_run_say_which_command_to_use(capsys, tmp_path,
+                                                           name, writer):
+  # The committed runs predate command.json: --from-run and --resume must
+  # refuse them, naming their command, rather than guess a repeat.
+  source = os.path.join(ROOT, "checkpoints", name)
+  if not os.path.exists(os.path.join(source, "config.json")):
+    pytest.skip(f"{source} is not in this checkout")
+  path = tmp_path / name
+  path.mkdir()
+  (path / "config.json").write_bytes(
+      open(os.path.join(source, "config.json"), "rb").read())
+  for flags in (["--from-run", str(path), "--output", str(tmp_path / "x")],
+                ["--resume", str(path)]):
+    status, out, err = run_cli(capsys, "train", *flags, "--dry-run")
+    assert status == 2 and out == "", err
+    assert err.startswith(f"error: {path / 'config.json'}: ") and (
+        writer in err) and "cannot be repeated exactly" in err, err
+  assert not os.path.exists(tmp_path / "x")

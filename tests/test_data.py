@@ -224,6 +224,17 @@ def test_host_replay_rejects_what_the_engine_rejects(moves, why):
     sgf.record_to_states(record)
 
 
+def test_cache_skips_a_setup_chain_without_liberties_like_the_engine():
+  # Found by tests/test_sgf_fuzz.py: the cache's host replay kept a setup
+  # stone with no liberties, a position the engine rejects and cannot hold.
+  record = sgf.parse_sgf(b"(;SZ[9]AB[aa]AW[ab][ba];W[ee])", source="x.sgf")
+  for replay in (positions.replay_positions, sgf.record_to_states):
+    with pytest.raises(sgf.SGFError, match="chain at A9 has no liberties"
+                       ) as e:
+      replay(record)
+    assert e.value.reason == "setup stones" and "x.sgf" in str(e.value)
+
+
 def test_host_replay_simple_ko():
   ko = b"(;SZ[5]AB[ba][ab][bc]AW[ca][cc][db];W[bb];B[cb];W[ee];B[ea];W[bb])"
   arrays = positions.replay_positions(sgf.parse_sgf(ko))

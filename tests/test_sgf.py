@@ -153,6 +153,28 @@ def test_malformed_records_name_the_problem(data, reason, words):
   assert isinstance(e.value, ValueError)
 
 
+def test_sz_columns_rows_of_a_square_board_is_read_not_a_crash():
+  # Found by tests/test_sgf_fuzz.py: FF[4]'s square SZ[9:9] passed our
+  # check, then sgfmill's int(SZ) raised a bare ValueError (the loader
+  # counted it as "unexpected").
+  r = sgf.parse_sgf(b"(;SZ[9:9];B[aa])")
+  assert r.size == 9 and r.moves == ((B, 0),)
+  with pytest.raises(SGFError, match="square") as e:
+    sgf.parse_sgf(b"(;SZ[9:13];B[aa])")
+  assert e.value.reason == "board size"
+
+
+def test_ae_on_a_setup_stone_is_rejected_not_guessed():
+  # Found by tests/test_sgf_fuzz.py: AE naming an AB/AW point of the same
+  # node (which SGF forbids) was ignored, while sgfmill's board empties the
+  # point: two readings of one record. Now it is skipped.
+  with pytest.raises(SGFError, match="both AE and AB/AW") as e:
+    sgf.parse_sgf(b"(;SZ[9]AB[aa][bb]AE[aa];W[ee])", source="x.sgf")
+  assert e.value.reason == "setup stones" and "x.sgf" in str(e.value)
+  # AE elsewhere on the empty root board stays a no-op.
+  assert sgf.parse_sgf(b"(;SZ[9]AB[aa]AE[cc];W[ee])").setup_black == (0,)
+
+
 def test_bad_charset_and_bad_bytes_fall_back_to_latin1():
   r = sgf.parse_sgf(b"(;CA[UTF-8]SZ[9]PB[caf\xe9];B[aa])")
   assert r.black_name == "caf\u00e9" and r.moves == ((B, 0),)

@@ -12,12 +12,21 @@ Agent specs (for `arena` and `selfplay`):
 
 DIR is a run directory (its latest snapshot, else its latest checkpoint),
 e.g. `checkpoints/go9`.
+
+External engines, played over GTP from the host (`arena` only, Go only):
+
+    gnugo[:LEVEL]     GNU Go at LEVEL 0..10 (default 10)
+    gtp:COMMAND       any GTP engine, COMMAND its command line (quoted,
+                      split like a shell's), e.g. gtp:"gnugo --mode gtp"
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import Any, Tuple
+import shlex
+import shutil
+from typing import Any, Optional, Tuple
 
 GAMES = ("tictactoe", "go9")
 
@@ -100,6 +109,57 @@ def _count(spec: str, text: str) -> int:
   return n
 
 
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+  """An external GTP engine named by an agent spec.
+
+  Attributes:
+    spec: the spec as written.
+    command: the engine's argv for `gtp:COMMAND`; None for GNU Go.
+    level: GNU Go's level.
+  """
+  spec: str
+  command: Optional[Tuple[str, ...]] = None
+  level: int = 10
+
+
+def engine_spec(spec: str) -> Optional[EngineSpec]:
+  """The `EngineSpec` of a `gnugo[:LEVEL]` or `gtp:COMMAND` spec, None for
+  any other spec.
+
+  Raises:
+    SpecError: a bad level or command, or the engine is not installed.
+  """
+  kind, sep, rest = spec.partition(":")
+  if kind == "gnugo":
+    from alphago_jax.gtp import gnugo_player  # pylint: disable=import-outside-toplevel
+    if rest.isdigit() and 0 <= int(rest) <= 10:
+      level = int(rest)
+    elif not sep:
+      level = 10
+    else:
+      raise SpecError(f"agent {spec!r}: GNU Go's level must be 0..10, got "
+                      f"{rest!r}")
+    if gnugo_player.find_gnugo() is None:
+      raise SpecError(f"agent {spec!r}: GNU Go is not installed (looked at "
+                      f"$GNUGO, PATH and {gnugo_player.GNUGO_FALLBACK}); "
+                      f"install it, e.g. `apt-get install gnugo`")
+    return EngineSpec(spec, level=level)
+  if kind == "gtp":
+    try:
+      argv = tuple(shlex.split(rest))
+    except ValueError as e:
+      raise SpecError(f"agent {spec!r}: unreadable command: {e}") from None
+    if not argv:
+      raise SpecError(f"agent {spec!r}: name the engine's command, e.g. "
+                      f"gtp:\"gnugo --mode gtp\"")
+    if shutil.which(argv[0]) is None:
+      raise SpecError(f"agent {spec!r}: engine command {argv[0]!r} not "
+                      f"found")
+    return EngineSpec(spec, command=argv)
+  return None
+
+
 def make_agent(spec: str, game_name: str):
   """An `Agent` from its spec (see the module docstring)."""
   # pylint: disable=import-outside-toplevel
@@ -133,5 +193,9 @@ def make_agent(spec: str, game_name: str):
       search_config = dataclasses.replace(search_config,
                                           num_simulations=sims)
     return search.network_agent(game, evaluate, variables, search_config)
+  if kind in ("gnugo", "gtp"):
+    raise SpecError(f"agent {spec!r}: an external GTP engine plays only in "
+                    f"`alphago-jax arena`")
   raise SpecError(f"unknown agent {spec!r}: use random, uct:N, mc:N, "
-                  f"solver, policy:DIR or net:DIR[:N]")
+                  f"solver, policy:DIR or net:DIR[:N] (arena also: "
+                  f"gnugo[:LEVEL], gtp:COMMAND)")

@@ -199,6 +199,54 @@ def _no_constants(name):
   raise ValueError(f"{name} is not valid JSON")
 
 
+# config.json files written before runs recorded how to repeat them: by the
+# experiments/alphago/ commands before they kept command.json, and by the
+# first AlphaZero runs (checkpoints/go9), whose config.json is only the
+# network's architecture. Their top-level keys name the writer. None holds
+# every setting of its run (the logging, evaluation and time flags; go9's
+# whole training config), so none can be repeated exactly: reading one is
+# an error that names the command to run instead, never a guessed repeat.
+_LEGACY_SCRIPTS = (
+    ({"config", "dataset", "data", "cache", "seed"}, "sl_policy.py"),
+    ({"config", "sl_checkpoint", "seed", "iterations", "eval_games"},
+     "rl_policy.py"),
+    ({"config", "source", "seed"}, "value_net.py"),
+    ({"data", "dataset", "features", "kind", "seed", "step", "train"},
+     "rollout_policy.py"),
+)
+_ARCHITECTURE = {"game", "num_actions", "observation_shape", "model",
+                 "optimizer", "buffer_capacity"}
+
+
+def _check_not_legacy(path: str, record: Dict[str, Any]) -> None:
+  """Raises `RunConfigError` naming the command to use for a config.json
+  of a run that predates `--from-run` (see `_LEGACY_SCRIPTS`)."""
+  if "format" in record or "command" in record:
+    return
+  run_dir = os.path.dirname(path) or "."
+  keys = set(record)
+  if keys == _ARCHITECTURE:
+    game = "go9" if record["game"] == "go" else "tictactoe"
+    raise RunConfigError(
+        f"{path}: the network architecture that the first AlphaZero runs "
+        f"wrote, not a run's config: the run predates config.json run "
+        f"files and cannot be repeated exactly. Start a run from today's "
+        f"{game} defaults with `alphago-jax train {game} --output NEW`"
+        + (f", or continue this network with `python experiments/"
+           f"train_go9.py --start-from {run_dir}`" if game == "go9" else ""))
+  for signature, script in _LEGACY_SCRIPTS:
+    if signature <= keys:
+      command = f"python experiments/alphago/{script}"
+      raise RunConfigError(
+          f"{path}: written by `{command}` before its runs recorded the "
+          f"command that started them (command.json), so it cannot be "
+          f"repeated exactly: this file lacks some of the command's "
+          f"settings. Run `{command}` again with the settings in this file "
+          f"(`{command} --resume --output {run_dir} ...` continues this "
+          f"run); runs it starts now can be repeated with `alphago-jax "
+          f"train --from-run`")
+
+
 def read_config(run_dir: str, stages: Dict[str, type]
                 ) -> Tuple[str, Any, Dict[str, Any]]:
   """`(stage, config, record)` from `run_dir/config.json`.
@@ -221,6 +269,7 @@ def read_config(run_dir: str, stages: Dict[str, type]
     raise RunConfigError(f"{path}: not a valid config file: {e}") from None
   if not isinstance(record, dict):
     raise RunConfigError(f"{path}: must hold a JSON object")
+  _check_not_legacy(path, record)
   try:
     unknown = sorted(set(record) - set(_TOP_FIELDS))
     if unknown:

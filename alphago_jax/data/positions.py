@@ -66,7 +66,7 @@ from alphago_jax.data import records as records_lib
 from alphago_jax.data.records import (DEFAULT_FRACTIONS, SPLITS, DataError,
                                       DataReport, Filters, PathLike)
 from alphago_jax.games import sgf
-from alphago_jax.games.go import BLACK
+from alphago_jax.games.go import BLACK, Go
 
 FORMAT = "alphago_jax.positions"
 FORMAT_VERSION = 1
@@ -144,13 +144,25 @@ def _chain(board: List[int], p: int, nbrs) -> Tuple[List[int], set]:
   return chain, libs
 
 
+def _check_setup(record: sgf.GameRecord, board: List[int], nbrs) -> None:
+  """Raises, as the engine's `Go.from_board` does, for a setup chain without
+  liberties: no position the engine plays holds one."""
+  for p in list(record.setup_black) + list(record.setup_white):
+    if not _chain(board, p, nbrs)[1]:
+      vertex = Go(size=record.size).action_to_vertex(p)
+      raise sgf.SGFError(
+          f"sgf ({record.source}): setup stones: the chain at {vertex} has "
+          f"no liberties", "setup stones")
+
+
 def replay_positions(record: sgf.GameRecord) -> Dict[str, np.ndarray]:
   """The positions before each move of `record` (module docstring), with
   stones unpacked: int8 `[T, N²]` of +1 Black / -1 White / 0.
 
   Raises:
     sgf.SGFError: reason `"illegal move"`, naming the move, for a move the
-      engine would reject (occupied, simple ko, suicide, after the end).
+      engine would reject (occupied, simple ko, suicide, after the end);
+      reason `"setup stones"` for a setup chain without liberties.
   """
   size, n2 = record.size, record.size * record.size
   nbrs = _neighbours(size)
@@ -160,6 +172,7 @@ def replay_positions(record: sgf.GameRecord) -> Dict[str, np.ndarray]:
     board[a] = 1
   for a in record.setup_white:
     board[a] = -1
+  _check_setup(record, board, nbrs)
   cur = np.asarray(board, np.int8)
   real = np.flatnonzero(index >= 0)
   stones = np.empty((len(real), n2), np.int8)

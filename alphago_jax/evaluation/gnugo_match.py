@@ -27,6 +27,8 @@ An agent given as a `jax.tree_util.Partial` is compiled once per function
 and batch shape with its bound arrays (parameters, network weights) passed
 as arguments, so agents that differ only in those arrays share one program.
 
+`GTPPlayer` puts any other GTP engine in GNU Go's place (`make_player`).
+
 `agent_match` is the same loop with a JAX agent as the opponent. Unlike
 `arena.play`, which compiles its whole game loop on every call, it jits
 each agent once per batch shape, so a script evaluating many networks pays
@@ -54,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.evaluation.arena import Record
-from alphago_jax.gtp.client import GTPConnectionError, GTPError
+from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
 from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
@@ -249,6 +251,32 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       moves=(np.stack(played, axis=1) if played
              else np.zeros((batch, 0), np.int32)),
       forfeited=forfeited, unplayed=unplayed)
+
+
+class GTPPlayer(GnuGoPlayer):
+  """Any GTP engine as a `gnugo_match` player (`make_player`): GNU Go's
+  bridge (`play`, `genmove`, `close`) over the given command. Only standard
+  GTP is sent, so pass `check_boards=False` (its `stones` asks for GNU Go's
+  `list_stones`); our engine still judges every move.
+
+  Args:
+    game: a `Go` instance (size and komi are sent to the engine).
+    command: the engine's argv.
+    timeout: seconds to wait for each answer.
+  """
+
+  def __init__(self, game, command: Sequence[str], *,
+               timeout: Optional[float] = 60.0):
+    # pylint: disable=super-init-not-called
+    # GnuGoPlayer's __init__ starts GNU Go; this starts `command` instead.
+    self.game = game
+    self.engine = GTPClient(list(command), timeout=timeout)
+    self.to_play = 0
+    try:
+      self.reset()
+    except Exception:
+      self.engine.close()
+      raise
 
 
 class _AgentOpponent:

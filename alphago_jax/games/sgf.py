@@ -233,7 +233,7 @@ def _root_size(coarse, source) -> int:
     return 19  # the SGF default
   text = raw[0].decode("ascii", "replace").strip()
   m = re.fullmatch(r"(\d+)(?::(\d+))?", text)
-  if not m or (m.group(2) is not None and m.group(2) != m.group(1)):
+  if not m or (m.group(2) is not None and int(m.group(2)) != int(m.group(1))):
     raise _fail(f"bad SZ[{text}] (expected one board size; only square "
                 f"boards are supported)", "board size", source)
   size = int(m.group(1))
@@ -243,17 +243,27 @@ def _root_size(coarse, source) -> int:
   return size
 
 
-def _game_from_bytes(data: bytes, source, encoding=None) -> sgf.Sgf_game:
+def _coarse_game(data: bytes, source):
+  """sgfmill's raw tree of the first game, its SZ checked and written as
+  one number: sgfmill reads SZ with `int()`, so the square `SZ[9:9]` that
+  FF[4] allows would fail there with a bare ValueError."""
   try:
     coarse = sgf_grammar.parse_sgf_game(data)
   except ValueError as e:
     raise _fail(f"malformed SGF: {e}", "syntax", source) from None
-  _root_size(coarse, source)
+  size = _root_size(coarse, source)
+  if "SZ" in coarse.sequence[0]:
+    coarse.sequence[0]["SZ"] = [str(size).encode()]
+  return coarse
+
+
+def _game_from_bytes(data: bytes, source, encoding=None) -> sgf.Sgf_game:
+  coarse = _coarse_game(data, source)
   try:
     return sgf.Sgf_game.from_coarse_game_tree(coarse, encoding)
-  except ValueError:  # an unknown CA charset
-    coarse = sgf_grammar.parse_sgf_game(data)
-    return sgf.Sgf_game.from_coarse_game_tree(coarse, "ISO-8859-1")
+  except ValueError:  # an unknown CA charset (SZ is checked already)
+    return sgf.Sgf_game.from_coarse_game_tree(_coarse_game(data, source),
+                                              "ISO-8859-1")
 
 
 def _text(node, ident: str, source) -> Optional[str]:
@@ -294,12 +304,17 @@ def _record_from_game(game: sgf.Sgf_game, source) -> GameRecord:
         raise _fail(f"node {index}: setup stones (AB/AW/AE) after the root "
                     f"node are not supported", "setup after root", source)
       try:
-        black, white, _ = node.get_setup_stones()  # AE on an empty root: no-op
+        black, white, empty = node.get_setup_stones()
       except ValueError:
         raise _fail("setup stones (AB/AW) off the board or malformed",
                     "setup stones", source) from None
       if black & white:
         raise _fail("a point is in both AB and AW", "setup stones", source)
+      # AE on the empty root board is a no-op, unless it names a point AB/AW
+      # set: SGF forbids that, and readers differ on which one wins.
+      if empty & (black | white):
+        raise _fail("a point is in both AE and AB/AW", "setup stones",
+                    source)
       setup_black = [_point_to_action(p, size) for p in black]
       setup_white = [_point_to_action(p, size) for p in white]
     if node.has_property("B") and node.has_property("W"):
