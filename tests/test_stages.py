@@ -1,0 +1,107 @@
+"""The later AlphaGo stages as typed commands (`alphago_jax.cli.stages`):
+help with examples, errors naming the flag, and command.json records of
+every resolved option that `train --from-run` repeats and reads strictly."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from alphago_jax.cli import main as cli_main
+from alphago_jax.cli import rundir, stages
+from alphago_jax.training import read_metrics
+from helpers import ROOT, run_mains
+
+CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
+EXPERIMENTS = os.path.join(ROOT, "experiments", "alphago")
+
+
+def run_cli(capsys, *argv):
+  status = cli_main([str(a) for a in argv])
+  out = capsys.readouterr()
+  return status, out.out, out.err
+
+
+@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+def test_stage_help_shows_options_and_examples(capsys, stage):
+  status, out, _ = run_cli(capsys, "train", stage, "--help")
+  assert status == 0
+  assert "examples:" in out and f"alphago-jax train {stage} " in out
+  for field in dataclasses.fields(stages.load(stage).Options):
+    assert stages.flag(field.name) in out, (stage, field.name)
+
+
+@pytest.mark.parametrize("stage,flags,named", [
+    ("value-net", ["--batch-size", "0"], "--batch-size: batch_size"),
+    ("value-net", ["--data", "a", "--kgs", "b"], "--data: "),
+    ("value-net", ["--hours", "0"], "hours must be a finite number > 0"),
+])
+def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
+  status, _, err = run_cli(capsys, "train", stage, "--output", "x", *flags)
+  assert status == 2 and named in err, err
+
+
+def _record(tmp_path, stage, options):
+  stages.record(str(tmp_path), stage, options)
+  path = tmp_path / rundir.COMMAND_FILE
+  return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
+  options = stages.load(stage).Options
+  default = dataclasses.replace(options(), quick=True).resolved()
+  path, record = _record(tmp_path, stage, default)
+  assert set(record["options"]) == {f.name for f in dataclasses.fields(
+      options)}
+  types = stages.options_types()
+  assert rundir.read_stage(str(tmp_path), types)[1] == default
+  first = dataclasses.fields(options)[0].name
+  for change, message in (
+      ({"options": dict(record["options"], bogus=1)},
+       "options.bogus: unknown field"),
+      ({"options": {k: v for k, v in record["options"].items()
+                    if k != first}}, f"options.{first}: missing"),
+      ({"options": dict(record["options"], quick=1)},
+       "options.quick: must be true or false"),
+      ({"stage": "nope"}, "stage: must be one of"),
+      ({"extra": 1}, "extra: unknown field"),
+      ({"format": 3}, "format: must be 2")):
+    path.write_text(json.dumps(dict(record, **change)))
+    with pytest.raises(rundir.RunConfigError, match=message):
+      rundir.read_stage(str(tmp_path), types)
+
+
+def test_value_net_from_run_repeats_its_resolved_options(tmp_path):
+  data, out, again = tmp_path / "data", tmp_path / "run", tmp_path / "again"
+  value_data = os.path.join(EXPERIMENTS, "value_data.py")
+  value_net = os.path.join(EXPERIMENTS, "value_net.py")
+  made, trained, repeated, resume = run_mains([
+      (value_data, ["--quick", "--size", "5", "--output", data]),
+      (value_net, ["--quick", "--data", data, "--output", out,
+                   "--eval-every", "10"]),
+      (CLI, ["train", "--from-run", out, "--output", again]),
+      (CLI, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])],
+      devices=2)
+  assert made.returncode == 0, made.stderr[-3000:]
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
+  assert repeated.stdout.strip().splitlines()[-1] == result
+  losses = [[r["mse"] for r in read_metrics(d / "metrics.jsonl")
+             if "mse" in r] for d in (out, again)]
+  assert losses[0] == losses[1] and len(losses[0]) > 1
+  record = json.loads((out / rundir.COMMAND_FILE).read_text())
+  assert record["stage"] == "value-net" and record["git_commit"] == (
+      rundir.git_commit())
+  # Every field, the defaults that depend on --quick resolved.
+  assert record["options"]["log_every"] == 5
+  assert record["options"]["eval_every"] == 10
+  assert record["options"]["cpu_devices"] >= 1
+  assert json.loads((again / rundir.COMMAND_FILE).read_text())[
+      "options"] == record["options"]
+  assert resume.returncode == 0, resume.stderr
+  shown = json.loads(resume.stdout)
+  assert shown["output"] == str(again)
+  assert shown["options"] == record["options"]
