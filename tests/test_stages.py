@@ -15,6 +15,8 @@ from helpers import ROOT, run_mains
 
 CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
 EXPERIMENTS = os.path.join(ROOT, "experiments", "alphago")
+# The options each stage requires.
+REQUIRED = {"rollout-policy": {"data": "games"}}
 
 
 def run_cli(capsys, *argv):
@@ -36,6 +38,10 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
     ("value-net", ["--batch-size", "0"], "--batch-size: batch_size"),
     ("value-net", ["--data", "a", "--kgs", "b"], "--data: "),
     ("value-net", ["--hours", "0"], "hours must be a finite number > 0"),
+    ("rollout-policy", ["--data", "d", "--pattern-bits", "0"],
+     "--pattern-bits: pattern_bits"),
+    ("rollout-policy", ["--data", "d", "--fractions", "0.9", "0.1"],
+     "--fractions"),
 ])
 def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
   status, _, err = run_cli(capsys, "train", stage, "--output", "x", *flags)
@@ -51,7 +57,7 @@ def _record(tmp_path, stage, options):
 @pytest.mark.parametrize("stage", sorted(stages.MODULES))
 def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
   options = stages.load(stage).Options
-  default = dataclasses.replace(options(), quick=True).resolved()
+  default = options(quick=True, **REQUIRED.get(stage, {})).resolved()
   path, record = _record(tmp_path, stage, default)
   assert set(record["options"]) == {f.name for f in dataclasses.fields(
       options)}
@@ -105,3 +111,18 @@ def test_value_net_from_run_repeats_its_resolved_options(tmp_path):
   shown = json.loads(resume.stdout)
   assert shown["output"] == str(again)
   assert shown["options"] == record["options"]
+
+
+def test_runs_recorded_as_command_lines_still_repeat(capsys, tmp_path):
+  # command.json of format 1 (checkpoints/rollout9 has one): the command
+  # line again, now run by the package's stage command.
+  source = os.path.join(ROOT, "checkpoints", "rollout9")
+  status, out, err = run_cli(capsys, "train", "--from-run", source,
+                             "--output", tmp_path / "x", "--dry-run")
+  assert status == 0, err
+  assert out.startswith("python experiments/alphago/rollout_policy.py "
+                        "--data ")
+  argv = out.split()[2:]
+  command = stages.parse("rollout-policy", argv, "x")
+  assert command.options.fractions == (0.9, 0.05, 0.05)
+  assert command.options.min_rank == "none" and command.options.min_ply == 4
