@@ -42,6 +42,8 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
      "--pattern-bits: pattern_bits"),
     ("rollout-policy", ["--data", "d", "--fractions", "0.9", "0.1"],
      "--fractions"),
+    ("rl-policy", ["--games", "3"], "--games: games must be even"),
+    ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
 ])
 def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
   status, _, err = run_cli(capsys, "train", stage, "--output", "x", *flags)
@@ -126,3 +128,32 @@ def test_runs_recorded_as_command_lines_still_repeat(capsys, tmp_path):
   command = stages.parse("rollout-policy", argv, "x")
   assert command.options.fractions == (0.9, 0.05, 0.05)
   assert command.options.min_rank == "none" and command.options.min_ply == 4
+
+
+def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
+  from alphago_jax.training import reinforce as rl  # pylint: disable=import-outside-toplevel
+  options = stages.load("rl-policy").Options
+  hints = {f.name: f.type for f in dataclasses.fields(options)}
+  assert "sgd" in hints["optimizer"] and "mean" in hints["baseline"]
+  assert rl.OPTIMIZERS == ("sgd", "adam") and rl.BASELINES == ("none", "mean")
+  out, again = tmp_path / "run", tmp_path / "again"
+  rl_policy = os.path.join(EXPERIMENTS, "rl_policy.py")
+  trained, repeated, extended = run_mains([
+      (rl_policy, ["--quick", "--iterations", "2", "--eval-games", "8",
+                   "--output", out]),
+      (CLI, ["train", "--from-run", out, "--output", again]),
+      (CLI, ["train", "--resume", again, "--iterations", "3"])], devices=1)
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
+  assert result.startswith("RESULT iterations=2 ")
+  assert repeated.stdout.strip().splitlines()[-1] == result
+  configs = [json.loads((d / "config.json").read_text()) for d in (out, again)]
+  assert configs[0]["config"] == configs[1]["config"]
+  assert configs[0]["iterations"] == 2 and configs[1]["iterations"] == 3
+  options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
+  assert (options["iterations"], options["games"], options["optimizer"],
+          options["eval_games"], options["size"]) == (2, 32, "adam", 8, 5)
+  assert extended.returncode == 0, extended.stderr[-3000:]
+  assert extended.stdout.strip().splitlines()[-1].startswith(
+      "RESULT iterations=3 ")

@@ -406,17 +406,24 @@ def _repeat_stage(args: Repeat, source: str) -> int:
   (command.json of format 2): the same options, resolved as they ran."""
   stage, options, record = rundir.read_stage(source, stages.options_types())
   _note_other_commit(source, record)
-  for name in ("iterations", "cache"):
-    if getattr(args, name) is not None:
-      raise rundir.RunConfigError(
-          f"--{name}: a {stage} run keeps its recorded options (see "
-          f"{os.path.join(source, rundir.COMMAND_FILE)})")
+  if args.cache is not None:
+    raise rundir.RunConfigError(
+        f"--cache: a {stage} run keeps its recorded options (see "
+        f"{os.path.join(source, rundir.COMMAND_FILE)})")
   if args.from_run is not None:
-    if args.hours is not None:
+    if args.hours is not None or args.iterations is not None:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
-                                  "--hours is for --resume")
+                                  "--iterations and --hours are for "
+                                  "--resume")
     command = stages.command_for(stage, options, output=args.output)
   else:
+    if args.iterations is not None:
+      if not hasattr(options, "iterations"):
+        raise rundir.RunConfigError(f"--iterations: the {stage} stage has "
+                                    "other budget options")
+      # A new budget for the rest of the run (the stage reads it on
+      # --resume); command.json keeps the options the run started with.
+      options = dataclasses.replace(options, iterations=args.iterations)
     command = stages.command_for(stage, options, output=source, resume=True,
                                  hours=args.hours)
   if args.dry_run:

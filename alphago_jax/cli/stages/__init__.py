@@ -22,6 +22,7 @@ from alphago_jax.cli import rundir
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
 MODULES = {
     "rollout-policy": "rollout_policy",
+    "rl-policy": "rl_policy",
     "value-net": "value_net",
 }
 # command.json of format 1 names the script a run was started with.
