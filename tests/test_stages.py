@@ -43,6 +43,7 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
     ("rollout-policy", ["--data", "d", "--fractions", "0.9", "0.1"],
      "--fractions"),
     ("rl-policy", ["--games", "3"], "--games: games must be even"),
+    ("value-data", ["--test-fraction", "1"], "--test-fraction: test_frac"),
     ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
 ])
 def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
@@ -81,18 +82,27 @@ def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
       rundir.read_stage(str(tmp_path), types)
 
 
-def test_value_net_from_run_repeats_its_resolved_options(tmp_path):
+def test_value_data_and_net_from_run_repeat_their_resolved_options(
+    tmp_path):
   data, out, again = tmp_path / "data", tmp_path / "run", tmp_path / "again"
   value_data = os.path.join(EXPERIMENTS, "value_data.py")
   value_net = os.path.join(EXPERIMENTS, "value_net.py")
-  made, trained, repeated, resume = run_mains([
+  made, made_again, trained, repeated, resume = run_mains([
       (value_data, ["--quick", "--size", "5", "--output", data]),
+      (CLI, ["train", "--from-run", data, "--output", tmp_path / "data2"]),
       (value_net, ["--quick", "--data", data, "--output", out,
                    "--eval-every", "10"]),
       (CLI, ["train", "--from-run", out, "--output", again]),
       (CLI, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])],
       devices=2)
   assert made.returncode == 0, made.stderr[-3000:]
+  assert made_again.returncode == 0, made_again.stderr[-3000:]
+  assert made.stdout.split()[-6:-2] == made_again.stdout.split()[-6:-2]
+  chunks = sorted(f for f in os.listdir(data) if f.endswith(".npz"))
+  assert chunks and all((data / f).read_bytes() == (
+      tmp_path / "data2" / f).read_bytes() for f in chunks)
+  options = json.loads((data / rundir.COMMAND_FILE).read_text())["options"]
+  assert (options["games"], options["chunk_games"]) == (64, 32)
   assert trained.returncode == 0, trained.stderr[-3000:]
   assert repeated.returncode == 0, repeated.stderr[-3000:]
   result = trained.stdout.strip().splitlines()[-1]

@@ -23,6 +23,7 @@ from alphago_jax.cli import rundir
 MODULES = {
     "rollout-policy": "rollout_policy",
     "rl-policy": "rl_policy",
+    "value-data": "value_data",
     "value-net": "value_net",
 }
 # command.json of format 1 names the script a run was started with.
