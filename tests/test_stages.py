@@ -44,6 +44,8 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
      "--fractions"),
     ("rl-policy", ["--games", "3"], "--games: games must be even"),
     ("value-data", ["--test-fraction", "1"], "--test-fraction: test_frac"),
+    ("gnugo-games", ["--chunk-size", "0"], "--chunk-size: chunk_size"),
+    ("gnugo-games", ["--base-seed", "0"], "--base-seed: base_seed"),
     ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
 ])
 def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
@@ -60,7 +62,9 @@ def _record(tmp_path, stage, options):
 @pytest.mark.parametrize("stage", sorted(stages.MODULES))
 def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
   options = stages.load(stage).Options
-  default = options(quick=True, **REQUIRED.get(stage, {})).resolved()
+  names = [f.name for f in dataclasses.fields(options)]
+  flag = "quick" if "quick" in names else "quiet"
+  default = options(**{flag: True}, **REQUIRED.get(stage, {})).resolved()
   path, record = _record(tmp_path, stage, default)
   assert set(record["options"]) == {f.name for f in dataclasses.fields(
       options)}
@@ -72,8 +76,8 @@ def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
        "options.bogus: unknown field"),
       ({"options": {k: v for k, v in record["options"].items()
                     if k != first}}, f"options.{first}: missing"),
-      ({"options": dict(record["options"], quick=1)},
-       "options.quick: must be true or false"),
+      ({"options": dict(record["options"], **{flag: 1})},
+       f"options.{flag}: must be true or false"),
       ({"stage": "nope"}, "stage: must be one of"),
       ({"extra": 1}, "extra: unknown field"),
       ({"format": 3}, "format: must be 2")):
@@ -167,3 +171,22 @@ def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
   assert extended.returncode == 0, extended.stderr[-3000:]
   assert extended.stdout.strip().splitlines()[-1].startswith(
       "RESULT iterations=3 ")
+
+
+def test_gnugo_games_from_run_repeats_the_games(tmp_path):
+  from alphago_jax.data import gnugo_games as gg  # pylint: disable=import-outside-toplevel
+  if gg.find_gnugo() is None:
+    pytest.skip("GNU Go is not installed (apt-get install gnugo)")
+  out, again = tmp_path / "games", tmp_path / "again"
+  made, repeated = run_mains([
+      (os.path.join(EXPERIMENTS, "gnugo_games.py"),
+       ["--output", out, "--games", "2", "--chunk-size", "2", "--levels",
+        "1", "--opening-moves", "2", "--quiet"]),
+      (CLI, ["train", "--from-run", out, "--output", again])])
+  assert made.returncode == 0, made.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
+  assert options["levels"] == [1] and options["games"] == 2
+  records = [gg.read_chunk(gg.chunk_path(str(d), 0)).records
+             for d in (out, again)]
+  assert records[0] == records[1] and len(records[0]) == 2

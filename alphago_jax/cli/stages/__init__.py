@@ -21,6 +21,7 @@ from alphago_jax.cli import rundir
 
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
 MODULES = {
+    "gnugo-games": "gnugo_games",
     "rollout-policy": "rollout_policy",
     "rl-policy": "rl_policy",
     "value-data": "value_data",
