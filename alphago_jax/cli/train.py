@@ -235,12 +235,13 @@ class Repeat:
 
   Attributes:
     from_run: a run directory whose config.json is repeated exactly, in
-      --output (for a run of an experiments/alphago/ command: its
-      command.json, the command line that started it).
+      --output (for a run of a later AlphaGo stage: its command.json, the
+      resolved options, or for older runs the command line, that started
+      it).
     resume: a run directory to continue from its last checkpoint.
     output: the new run directory (with --from-run).
     iterations: with --resume: a new iteration budget (recorded in
-      config.json).
+      config.json; rl-policy: in its config.json).
     hours: with --resume: a new wall-clock limit per call (recorded).
     cache: sl-policy: folder for the position cache (as when it started).
     dry_run: print the resolved config.json and stop.
