@@ -45,6 +45,8 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
     ("rl-policy", ["--games", "3"], "--games: games must be even"),
     ("value-data", ["--test-fraction", "1"], "--test-fraction: test_frac"),
     ("gnugo-games", ["--chunk-size", "0"], "--chunk-size: chunk_size"),
+    ("chain-9x9", ["--workers", "0"], "--workers: workers"),
+    ("chain-9x9", ["--stop-after", "nope"], "--stop-after"),
     ("gnugo-games", ["--base-seed", "0"], "--base-seed: base_seed"),
     ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
 ])

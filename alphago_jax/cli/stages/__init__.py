@@ -26,6 +26,7 @@ MODULES = {
     "rl-policy": "rl_policy",
     "value-data": "value_data",
     "value-net": "value_net",
+    "chain-9x9": "chain9",
 }
 # command.json of format 1 names the script a run was started with.
 SCRIPTS = {f"{module}.py": stage for stage, module in MODULES.items()}
