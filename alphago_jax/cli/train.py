@@ -347,9 +347,9 @@ def _repeat(args: Repeat) -> int:
   return 0
 
 
-# The later 2016 stages: typed commands of `alphago_jax.cli.stages` (each
-# with its own config.json, --quick, and --resume where it trains), and the
-# chain of them all, still a script of experiments/alphago/.
+# The later 2016 stages, each a typed command of `alphago_jax.cli.stages`
+# (its own config.json, --quick where it has one, --resume where it
+# trains), and the experiments/alphago/ script each was (and still wraps).
 ALPHAGO_STAGES = {
     "gnugo-games": "gnugo_games.py",
     "rollout-policy": "rollout_policy.py",
