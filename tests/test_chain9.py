@@ -71,10 +71,13 @@ def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   assert chain.main(["--quick", "--output", str(out)]) == 0
   again = capsys.readouterr().out
   assert again.count("done earlier") == 5, again
-  assert "value: continuing value_net.py" in again
+  assert "value: continuing value-net" in again
   assert again.strip().splitlines()[-1] == last
 
   # Other settings than the run's are refused, by name.
-  with pytest.raises(SystemExit):
-    chain.main(["--output", str(out)])
+  assert chain.main(["--output", str(out)]) == 2
   assert "quick=True" in capsys.readouterr().err
+  # command.json: the options of the first call, every field.
+  record = json.loads((out / "command.json").read_text())
+  assert record["stage"] == "chain-9x9" and record["options"] == {
+      "games_dir": None, "quick": True, "workers": 2, "stop_after": None}

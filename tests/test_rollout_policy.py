@@ -522,23 +522,29 @@ def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
   assert "no rollout-policy weights" in refused.stderr
 
   record = json.loads((out / "command.json").read_text())
-  assert record["script"] == "rollout_policy.py"
-  # What the run computes, not where or for how long one call runs.
-  assert record["argv"] == [a for a in args[1:]
-                            if a not in ("--output", str(out))]
+  assert record["stage"] == "rollout-policy"
+  # What the run computes, every option resolved (not where or for how
+  # long one call runs).
+  options = record["options"]
+  assert "output" not in options and "hours" not in options
+  assert (options["quick"], options["size"], options["pattern_bits"],
+          options["batch_size"], options["total_samples"]) == (
+              True, 9, 12, 64, 60 * 64)
+  assert options["log_every"] == 10 and options["eval_every"] == 30
   assert repeated.returncode == 0, repeated.stderr[-3000:]
   assert repeated.stdout.strip().splitlines()[-1] == result
   for name in ("weights.npz", "config.json"):
     assert (again / name).read_bytes() == (out / name).read_bytes(), name
+  assert json.loads((again / "command.json").read_text())["options"] == (
+      options)
   losses = [[r["loss"] for r in read_metrics(d / "metrics.jsonl")]
             for d in (out, again)]
   assert losses[0] == losses[1] and len(losses[0]) > 1
   # A second repeat into the same folder is refused by the stage itself.
   assert twice.returncode != 0 and "--resume" in twice.stderr
   assert resume.returncode == 0, resume.stderr
-  assert resume.stdout.strip() == " ".join(
-      ["python experiments/alphago/rollout_policy.py"] + record["argv"]
-      + ["--output", str(again), "--resume", "--hours", "0.5"])
+  assert json.loads(resume.stdout) == {
+      "stage": "rollout-policy", "output": str(again), "options": options}
 
 
 @pytest.mark.slow

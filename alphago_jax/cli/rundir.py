@@ -369,3 +369,83 @@ def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
   if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
     _fail(f"{path}: argv", "must be a list of strings")
   return record["script"], argv, record
+
+
+# --- command.json of format 2: a stage's resolved options --------------------
+#
+# The stages of `alphago_jax.cli.stages` record their typed options, every
+# field with its default filled in, so that a repeat runs the values the
+# run ran even where a later commit changes a default. Format 1 files (the
+# command lines above) stay readable.
+
+STAGE_FORMAT = 2
+_STAGE_FIELDS = ("format", "stage", "options", "version", "git_commit")
+
+
+def command_format(run_dir: str) -> Any:
+  """The `format` of `run_dir/command.json` (None when unreadable; the
+  readers say why)."""
+  try:
+    with open(os.path.join(run_dir, COMMAND_FILE)) as f:
+      record = json.load(f)
+  except (OSError, ValueError):
+    return None
+  return record.get("format") if isinstance(record, dict) else None
+
+
+def write_stage(run_dir: str, *, stage: str, options: Any) -> None:
+  """Writes `run_dir/command.json` (format 2) atomically unless it exists:
+  the options of the call that started the run, which resumes keep."""
+  path = os.path.join(run_dir, COMMAND_FILE)
+  if os.path.exists(path):
+    return
+  record = {"format": STAGE_FORMAT, "stage": stage,
+            "options": to_json(options), "version": package_version(),
+            "git_commit": git_commit()}
+  _atomic_write(path, json.dumps(record, indent=1, allow_nan=False) + "\n")
+
+
+def read_stage(run_dir: str, stages: Dict[str, type]
+               ) -> Tuple[str, Any, Dict[str, Any]]:
+  """(stage, options, record) of a format-2 `run_dir/command.json`, read as
+  strictly as config.json (`from_json`).
+
+  Args:
+    stages: stage name -> its options dataclass.
+
+  Raises:
+    RunConfigError: a missing, damaged or foreign file, naming the field.
+  """
+  path = os.path.join(run_dir, COMMAND_FILE)
+  try:
+    with open(path) as f:
+      record = json.load(f, parse_constant=_no_constants)
+  except FileNotFoundError:
+    raise RunConfigError(f"{path}: no such file") from None
+  except (OSError, ValueError) as e:
+    raise RunConfigError(f"{path}: not readable JSON ({e})") from None
+  try:
+    if not isinstance(record, dict):
+      _fail("command.json", "must hold a JSON object")
+    unknown = sorted(set(record) - set(_STAGE_FIELDS))
+    if unknown:
+      _fail(unknown[0], "unknown field")
+    for name in _STAGE_FIELDS:
+      if name not in record:
+        _fail(name, "missing")
+    if isinstance(record["format"], bool) or (
+        record["format"] != STAGE_FORMAT):
+      _fail("format", f"must be {STAGE_FORMAT}, got "
+            f"{_describe(record['format'])}")
+    if not isinstance(record["stage"], str) or record["stage"] not in stages:
+      _fail("stage", f"must be one of {sorted(stages)}, got "
+            f"{_describe(record['stage'])}")
+    for name in ("version", "git_commit"):
+      if record[name] is not None and not isinstance(record[name], str):
+        _fail(name, f"must be a string or null, got "
+              f"{_describe(record[name])}")
+    options = from_json(stages[record["stage"]], record["options"],
+                        "options")
+  except RunConfigError as e:
+    raise RunConfigError(f"{path}: {e}") from None
+  return record["stage"], options, record

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Callable, Dict, List, Optional
 
 import tyro
 
-from alphago_jax.cli import rundir
+from alphago_jax.cli import rundir, stages
 from alphago_jax.cli.configs import (STAGES, AlphaZeroRun, SLPolicyRun,
                                      alphazero_defaults)
 
@@ -235,12 +235,13 @@ class Repeat:
 
   Attributes:
     from_run: a run directory whose config.json is repeated exactly, in
-      --output (for a run of an experiments/alphago/ command: its
-      command.json, the command line that started it).
+      --output (for a run of a later AlphaGo stage: its command.json, the
+      resolved options, or for older runs the command line, that started
+      it).
     resume: a run directory to continue from its last checkpoint.
     output: the new run directory (with --from-run).
     iterations: with --resume: a new iteration budget (recorded in
-      config.json).
+      config.json; rl-policy: in its config.json).
     hours: with --resume: a new wall-clock limit per call (recorded).
     cache: sl-policy: folder for the position cache (as when it started).
     dry_run: print the resolved config.json and stop.
@@ -346,8 +347,9 @@ def _repeat(args: Repeat) -> int:
   return 0
 
 
-# The later 2016 stages: their commands in experiments/alphago/ (argparse,
-# each with its own config.json, --resume and --quick), run as subcommands.
+# The later 2016 stages, each a typed command of `alphago_jax.cli.stages`
+# (its own config.json, --quick where it has one, --resume where it
+# trains), and the experiments/alphago/ script each was (and still wraps).
 ALPHAGO_STAGES = {
     "gnugo-games": "gnugo_games.py",
     "rollout-policy": "rollout_policy.py",
@@ -358,17 +360,21 @@ ALPHAGO_STAGES = {
 }
 
 
-# Every script that records its runs in command.json (`rundir.
-# write_command`), so that `--from-run` and `--resume` can repeat them; the
-# ones with a --resume flag (and --hours) continue through it, the others
-# by running the same command again.
+# The scripts whose runs recorded their command line (command.json of
+# format 1), so that `--from-run` and `--resume` can repeat them; the ones
+# with a --resume flag (and --hours) continue through it, the others by
+# running the same command again. The stages' scripts are run as the
+# package's commands now, so that those records still repeat.
 ALPHAGO_SCRIPTS = frozenset(ALPHAGO_STAGES.values()) | {"sl_policy.py"}
 RESUME_FLAG = frozenset({"sl_policy.py", "rollout_policy.py",
                          "rl_policy.py", "value_net.py"})
 
 
 def run_script(script: str, argv: List[str], prog: str) -> int:
-  """`main(argv)` of experiments/alphago/`script` from this checkout."""
+  """`main(argv)` of experiments/alphago/`script`: the package's stage
+  command where it is one, else the script from this checkout."""
+  if script in stages.SCRIPTS:
+    return stages.main(stages.SCRIPTS[script], argv, prog)
   import importlib.util  # pylint: disable=import-outside-toplevel
   root = os.path.dirname(os.path.dirname(os.path.dirname(
       os.path.abspath(__file__))))
@@ -390,14 +396,49 @@ def run_script(script: str, argv: List[str], prog: str) -> int:
 
 
 def run_alphago_stage(stage: str, argv: List[str]) -> int:
-  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`: its
-  command's `main(ARGS)`, from this checkout's experiments/alphago/."""
+  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`."""
+  if stage in stages.MODULES:
+    return stages.main(stage, argv)
   return run_script(ALPHAGO_STAGES[stage], argv, f"alphago-jax train {stage}")
+
+
+def _repeat_stage(args: Repeat, source: str) -> int:
+  """--from-run / --resume of a stage's run from its recorded options
+  (command.json of format 2): the same options, resolved as they ran."""
+  stage, options, record = rundir.read_stage(source, stages.options_types())
+  _note_other_commit(source, record)
+  if args.cache is not None:
+    raise rundir.RunConfigError(
+        f"--cache: a {stage} run keeps its recorded options (see "
+        f"{os.path.join(source, rundir.COMMAND_FILE)})")
+  if args.from_run is not None:
+    if args.hours is not None or args.iterations is not None:
+      raise rundir.RunConfigError("--from-run repeats the run exactly: "
+                                  "--iterations and --hours are for "
+                                  "--resume")
+    command = stages.command_for(stage, options, output=args.output)
+  else:
+    if args.iterations is not None:
+      if not hasattr(options, "iterations"):
+        raise rundir.RunConfigError(f"--iterations: the {stage} stage has "
+                                    "other budget options")
+      # A new budget for the rest of the run (the stage reads it on
+      # --resume); command.json keeps the options the run started with.
+      options = dataclasses.replace(options, iterations=args.iterations)
+    command = stages.command_for(stage, options, output=source, resume=True,
+                                 hours=args.hours)
+  if args.dry_run:
+    print(json.dumps({"stage": stage, "output": command.output,
+                      "options": rundir.to_json(options)}, indent=1))
+    return 0
+  return stages.load(stage).run(command)
 
 
 def _repeat_command(args: Repeat, source: str) -> int:
   """--from-run / --resume of a run an experiments/alphago/ command made:
   that command again, from its command.json."""
+  if rundir.command_format(source) == rundir.STAGE_FORMAT:
+    return _repeat_stage(args, source)
   script, argv, record = rundir.read_command(source, ALPHAGO_SCRIPTS)
   _note_other_commit(source, record)
   if args.iterations is not None:

@@ -1,0 +1,268 @@
+"""Trains AlphaGo's RL policy network p_ρ by REINFORCE from p_σ.
+
+p_ρ starts as the supervised network of --sl-checkpoint and plays batches
+of games against snapshots of itself (`training.reinforce`); OUTPUT gets
+config.json, command.json (these options, resolved), metrics.jsonl (the
+learner's win rate against its pool opponent, mean game length, loss,
+gradient norm, every --log-every iterations), tensorboard/ and orbax
+checkpoints (every --checkpoint-minutes and on stopping; Ctrl-C and
+SIGTERM stop cleanly). A run stops after --iterations, after --hours in
+this call, or once its training time over all calls reaches
+--max-train-hours; --resume continues it exactly (the run's config.json
+wins over the flags, but --iterations may extend it). At the end p_ρ
+plays p_σ (--eval-games in all, half as each colour, both sampling at
+temperature 1 as in the paper's comparison) and the win rate is printed
+with a 95% Wilson interval, then a `RESULT` line.
+
+--quick: a fresh 3-layer 8-filter net on 5×5 (no p_σ), 12 iterations of 32
+games, 128 evaluation games: seconds after compiling.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Annotated, Literal, Optional
+
+import tyro
+
+from alphago_jax.cli import stages
+
+STAGE = "rl-policy"
+DEFAULT_SL = os.path.join("checkpoints", "sl19-partial")
+# The repository's root: DEFAULT_SL is relative to it.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+EXAMPLES = """examples:
+  alphago-jax train rl-policy --sl-checkpoint checkpoints/sl9 --output runs/rl9 [--hours 2]
+  alphago-jax train rl-policy --output runs/rl9 --resume [--iterations 80]
+  alphago-jax train rl-policy --quick --output /tmp/rl-quick   (a smoke run)"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options:
+  """What an RL-policy run computes (recorded in command.json).
+
+  Attributes:
+    sl_checkpoint: p_σ: an SL run or checkpoint directory (default
+      checkpoints/sl19-partial of the repository; not read with --quick).
+    quick: a smoke run: tiny fresh net on 5x5, 12 iterations.
+    size: --quick only: board size (default 5; p_σ's board otherwise).
+    iterations: iterations of the run (default 10000; --quick 12); with
+      --resume, a new budget.
+    games: games an iteration (default 128; --quick 32).
+    optimizer: sgd (the paper's) or adam (default sgd; --quick adam).
+    lr: learning rate (default 0.001; --quick 0.01).
+    baseline: none (b = 0) or mean (the batch's mean outcome; default).
+    pool_size: snapshots kept (default 16; --quick 4).
+    snapshot_every: iterations between snapshots (default 10; --quick 3).
+    temperature: the softmax temperature both players sample at (default
+      1).
+    max_moves: the ply cap (default: the engine's 2 N²).
+    grad_chunk: recorded positions a gradient chunk (default 512; --quick
+      256).
+    seed: initialisation, games and evaluation.
+    max_train_hours: stop once the run's training time over all calls
+      reaches this.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: iterations per metrics record.
+    eval_games: p_ρ vs p_σ games at the end, half as each colour (default
+      400; --quick 128; 0 skips).
+  """
+  sl_checkpoint: Optional[str] = None
+  quick: bool = False
+  size: Optional[int] = None
+  iterations: Optional[int] = None
+  games: Optional[int] = None
+  optimizer: Optional[Literal["sgd", "adam"]] = None
+  lr: Optional[float] = None
+  baseline: Optional[Literal["none", "mean"]] = None
+  pool_size: Optional[int] = None
+  snapshot_every: Optional[int] = None
+  temperature: Optional[float] = None
+  max_moves: Optional[int] = None
+  grad_chunk: Optional[int] = None
+  seed: int = 0
+  max_train_hours: float = 6.0
+  checkpoint_minutes: float = 10.0
+  log_every: int = 1
+  eval_games: Optional[int] = None
+
+  def __post_init__(self):
+    stages.check_optional_ints(self, {
+        "size": 5, "iterations": 0, "games": 2, "pool_size": 1,
+        "snapshot_every": 1, "max_moves": 1, "grad_chunk": 1,
+        "eval_games": 0})
+    if self.games is not None and self.games % 2:
+      raise ValueError(f"games must be even (half as each colour), got "
+                       f"{self.games}")
+    for name in ("optimizer", "baseline"):
+      allowed = {"optimizer": ("sgd", "adam"),
+                 "baseline": ("none", "mean")}[name]
+      if getattr(self, name) not in (None,) + allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got "
+                         f"{getattr(self, name)!r}")
+    stages.check_positive("lr", self.lr)
+    stages.check_positive("temperature", self.temperature, zero=True)
+    stages.check_int("seed", self.seed, 0)
+    stages.check_positive("max_train_hours", self.max_train_hours)
+    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
+    stages.check_int("log_every", self.log_every, 1)
+
+  def resolved(self) -> "Options":
+    """Every default filled in from the library's (what command.json
+    records); p_σ's path stays as given (None: the repository's)."""
+    from alphago_jax.models.policy import PolicyNetConfig  # pylint: disable=import-outside-toplevel
+    config = build_config(self, PolicyNetConfig())
+    iterations = self.iterations
+    if iterations is None:
+      iterations = 12 if self.quick else 10_000
+    return dataclasses.replace(
+        self, size=(self.size or 5) if self.quick else None,
+        iterations=iterations,
+        games=config.games_per_iteration, optimizer=config.optimizer,
+        lr=config.learning_rate, baseline=config.baseline,
+        pool_size=config.pool_size, snapshot_every=config.snapshot_every,
+        temperature=config.temperature, grad_chunk=config.grad_chunk,
+        eval_games=self.eval_games if self.eval_games is not None
+        else 128 if self.quick else 400)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Command:
+  """A call of the stage.
+
+  Attributes:
+    output: the run directory.
+    resume: continue the run in OUTPUT with its config.json.
+    hours: stop after this much wall-clock time in this call.
+  """
+  output: str
+  resume: bool = False
+  hours: Optional[float] = None
+  options: Annotated[Options, tyro.conf.arg(name="")]
+
+  def __post_init__(self):
+    stages.check_positive("hours", self.hours)
+
+
+def build_config(options: Options, model=None):
+  """The library's `ReinforceConfig` (p_σ's `model` unless --quick)."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.policy import PolicyNetConfig
+  from alphago_jax.training import reinforce as rl
+  if options.quick:
+    config = rl.ReinforceConfig(
+        model=PolicyNetConfig.tiny(board_size=options.size or 5),
+        games_per_iteration=32, optimizer="adam", learning_rate=1e-2,
+        pool_size=4, snapshot_every=3, grad_chunk=256)
+  else:
+    config = rl.ReinforceConfig(model=model)
+  overrides = {k: v for k, v in {
+      "games_per_iteration": options.games, "learning_rate": options.lr,
+      "optimizer": options.optimizer, "baseline": options.baseline,
+      "pool_size": options.pool_size,
+      "snapshot_every": options.snapshot_every,
+      "temperature": options.temperature, "max_moves": options.max_moves,
+      "grad_chunk": options.grad_chunk,
+  }.items() if v is not None}
+  return dataclasses.replace(config, **overrides)
+
+
+def run(command: Command) -> int:
+  """Trains (or resumes) the run of `command`; the exit status."""
+  # pylint: disable=import-outside-toplevel
+  import jax
+
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import policy_games
+  from alphago_jax.training import reinforce as rl
+  from alphago_jax.training.state import variables_of
+
+  try:
+    options = command.options.resolved()
+  except ValueError as e:
+    return stages.fail(str(e))
+  output = command.output
+  log = lambda line: print(line, flush=True)
+  config_path = os.path.join(output, "config.json")
+  ckpt_dir = os.path.join(output, "checkpoints")
+  resuming = command.resume and os.path.exists(config_path)
+  if resuming:
+    with open(config_path) as f:
+      saved = json.load(f)
+    config = rl.ReinforceConfig.from_json(saved["config"])
+    sl_path, seed = saved["sl_checkpoint"], saved["seed"]
+    iterations, eval_games = saved["iterations"], saved["eval_games"]
+    if command.options.iterations is not None:
+      iterations = command.options.iterations  # A resumed run may grow.
+  else:
+    if ckpt.latest_step(ckpt_dir) is not None:
+      return stages.fail(f"{output} already holds a run; pass --resume to "
+                         f"continue it or choose another --output")
+    seed, iterations = options.seed, options.iterations
+    eval_games = options.eval_games
+    sl_path = None if options.quick else (
+        options.sl_checkpoint or os.path.join(ROOT, DEFAULT_SL))
+  variables = model = None
+  if sl_path is not None:
+    try:
+      model, variables, sl_step = rl.load_any_policy(
+          ckpt.steps_directory(sl_path))
+    except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
+      print(f"error: --sl-checkpoint: {e}", file=sys.stderr)
+      return 1
+    log(f"p_σ: {sl_path} step {sl_step}, {model.num_layers}x"
+        f"{model.filters} on {model.board_size}x{model.board_size}")
+  if not resuming:
+    try:
+      config = build_config(options, model)
+    except ValueError as e:
+      return stages.fail(str(e))
+  if variables is None:  # --quick: p_σ is the fresh network of the seed.
+    fresh = rl.init_reinforce_state(config, seed)
+    variables = jax.tree.map(lambda x: x.copy(), variables_of(fresh))
+  if not resuming:
+    stages.record(output, STAGE, options)
+  os.makedirs(output, exist_ok=True)
+  tmp = config_path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump({"config": config.to_json(), "sl_checkpoint": sl_path,
+               "seed": seed, "iterations": iterations,
+               "eval_games": eval_games}, f, indent=1)
+  os.replace(tmp, config_path)
+  try:
+    state, _ = rl.train_reinforce(
+        config, seed=seed, variables=variables, num_iterations=iterations,
+        output_dir=output,
+        max_seconds=None if command.hours is None else 3600 * command.hours,
+        max_train_seconds=3600 * options.max_train_hours,
+        log_every=options.log_every,
+        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
+        log=log, progress=sys.stderr.isatty())
+  except ckpt.CheckpointMismatchError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  done = int(state.iteration)
+  fields = f"iterations={done} games={done * config.games_per_iteration}"
+  if eval_games >= 2:
+    per = eval_games // 2
+    result = policy_games.policy_match(
+        config.model, variables_of(state), config.model, variables,
+        jax.random.key(seed + 1), games_per_colour=per, temperature=1.0,
+        game=config.game, max_moves=config.max_moves,
+        batch_games=min(128, 2 * per))
+    log(f"p_ρ vs p_σ: {result['wins']} wins, {result['losses']} losses, "
+        f"{result['draws']} draws of {result['games']}: win rate "
+        f"{result['win_rate']:.3f} [{result['ci_low']:.3f}, "
+        f"{result['ci_high']:.3f}] (95% Wilson), as Black "
+        f"{result['black_win_rate']:.3f}, mean length "
+        f"{result['mean_length']:.1f}")
+    fields += (f" eval_games={result['games']} "
+               f"win_rate={result['win_rate']:.4f} "
+               f"ci_low={result['ci_low']:.4f} "
+               f"ci_high={result['ci_high']:.4f}")
+  print(f"RESULT {fields}", flush=True)
+  return 0

@@ -1,0 +1,223 @@
+"""Trains AlphaGo's fast rollout policy p_π on game records.
+
+Builds (or reuses) the position cache of --data and trains the linear
+softmax over pattern features (`models.rollout_policy`) on its train
+split. OUTPUT gets config.json, command.json (these options, resolved),
+metrics.jsonl (train loss and top-1 every --log-every steps, top-1/top-5
+on a fixed subset of the test split every --eval-every steps), orbax
+checkpoints (every --checkpoint-minutes and on stopping; SIGTERM and
+Ctrl-C stop cleanly) and the exported weights (`weights.npz` and their
+feature set in config.json, the files `models.rollout_policy.load_policy
+(OUTPUT)` reads). Rerun with --resume to continue a run exactly where it
+stopped (the run's config.json wins over the flags). The last line is
+`RESULT step=<s> samples=<n> test_top1=<x> test_top5=<y>`.
+
+--quick: the first 300 records, 60 steps of 64 positions (a smoke test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Annotated, Optional, Tuple
+
+import tyro
+
+from alphago_jax.cli import stages
+
+STAGE = "rollout-policy"
+EXAMPLES = """examples:
+  alphago-jax train rollout-policy --data ../shared/data/kgs-6d --output runs/rollout [--hours 2]
+  alphago-jax train rollout-policy --output runs/rollout --data ../shared/data/kgs-6d --resume
+  alphago-jax train rollout-policy --data data/gnugo9 --size 9 --min-rank none --fractions 0.9 0.05 0.05 --min-ply 4 --output runs/rollout9
+  alphago-jax train rollout-policy --quick --data D --output O   (a smoke test)"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options:
+  """What a rollout-policy run computes (recorded in command.json).
+
+  Attributes:
+    data: an .sgf file, a tar(.gz) archive or a folder of them.
+    cache: folder for position caches (default: beside the data if
+      writable, else ~/.cache/alphago_jax).
+    size: board size kept.
+    min_rank: both players at least this rank; 'none' for any.
+    fractions: shares of the games per split, TRAIN VAL TEST (default 0.95
+      0.025 0.025).
+    min_ply: leave out positions before this engine move, in training and
+      test (generated games' random openings).
+    quick: a smoke test: 300 records, 60 steps of 64.
+    batch_size: positions a step (default 256; --quick 64).
+    lr: Adam's peak step size (default 0.03; --quick 0.01, constant).
+    weight_decay: c of the penalty c * sum(w²) (default 0).
+    total_samples: training positions of the run (default 2,000,000;
+      --quick 3840).
+    pattern_bits: log2 of the 3x3 pattern table size (default 17).
+    response_bits: log2 of the response-pattern table size (default 16).
+    seed: initialisation and batch order.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: steps per metrics record (default 200; --quick 10).
+    eval_every: steps between test evaluations (default 2000; --quick 30).
+    eval_positions: size of the fixed test subset evaluated.
+  """
+  data: str
+  cache: Optional[str] = None
+  size: int = 19
+  min_rank: str = "6d"
+  fractions: Optional[Tuple[float, float, float]] = None
+  min_ply: int = 0
+  quick: bool = False
+  batch_size: Optional[int] = None
+  lr: Optional[float] = None
+  weight_decay: Optional[float] = None
+  total_samples: Optional[int] = None
+  pattern_bits: Optional[int] = None
+  response_bits: Optional[int] = None
+  seed: int = 0
+  checkpoint_minutes: float = 5.0
+  log_every: Optional[int] = None
+  eval_every: Optional[int] = None
+  eval_positions: int = 10_000
+
+  def __post_init__(self):
+    if not isinstance(self.data, str) or not self.data:
+      raise ValueError(f"data must be a path, got {self.data!r}")
+    stages.check_int("size", self.size, 5)
+    stages.check_int("min_ply", self.min_ply, 0)
+    stages.check_optional_ints(self, {
+        "batch_size": 1, "total_samples": 1, "pattern_bits": 1,
+        "response_bits": 1, "log_every": 1, "eval_every": 1})
+    stages.check_positive("lr", self.lr)
+    stages.check_positive("weight_decay", self.weight_decay, zero=True)
+    stages.check_int("seed", self.seed, 0)
+    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
+    stages.check_int("eval_positions", self.eval_positions, 1)
+    if self.fractions is not None:
+      for share in self.fractions:
+        stages.check_positive("fractions", share, zero=True)
+
+  def resolved(self) -> "Options":
+    """Every default filled in from the library's (what command.json
+    records, so that a repeat keeps them when those change)."""
+    config = self.train_config()
+    return dataclasses.replace(
+        self, batch_size=config.batch_size, lr=config.learning_rate,
+        weight_decay=config.weight_decay, total_samples=config.total_samples,
+        pattern_bits=config.features.pattern_bits,
+        response_bits=config.features.response_bits,
+        log_every=self.log_every or (10 if self.quick else 200),
+        eval_every=self.eval_every or (30 if self.quick else 2000))
+
+  def train_config(self):
+    """The library's `RolloutTrainConfig` of these options."""
+    # pylint: disable=import-outside-toplevel
+    from alphago_jax.games import go_patterns
+    from alphago_jax.training import rollout_policy as rp
+    defaults = go_patterns.PatternConfig()
+    features = go_patterns.PatternConfig(
+        pattern_bits=self.pattern_bits or defaults.pattern_bits,
+        response_bits=self.response_bits or defaults.response_bits)
+    quick = {}
+    if self.quick:
+      quick = dict(batch_size=64, total_samples=60 * 64,
+                   learning_rate=0.01, schedule="constant")
+    overrides = {k: v for k, v in {
+        "batch_size": self.batch_size, "learning_rate": self.lr,
+        "weight_decay": self.weight_decay,
+        "total_samples": self.total_samples}.items() if v is not None}
+    return rp.RolloutTrainConfig(board_size=self.size, features=features,
+                                 **dict(quick, **overrides))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Command:
+  """A call of the stage.
+
+  Attributes:
+    output: the run directory.
+    resume: continue the run in OUTPUT with its config.json.
+    hours: stop after this much wall-clock time in this call.
+  """
+  output: str
+  resume: bool = False
+  hours: Optional[float] = None
+  options: Annotated[Options, tyro.conf.arg(name="")]
+
+  def __post_init__(self):
+    stages.check_positive("hours", self.hours)
+
+
+def run(command: Command) -> int:
+  """Trains (or resumes) the run of `command`; the exit status."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import data as data_lib
+  from alphago_jax.data import run_dataset
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import rollout_policy as rp
+  from alphago_jax.training.supervised import eval_subset
+
+  try:
+    options = command.options.resolved()
+  except ValueError as e:
+    return stages.fail(str(e))
+  output = command.output
+  log = lambda line: print(line, flush=True)
+  config_path = os.path.join(output, "config.json")
+  ckpt_dir = os.path.join(output, "checkpoints")
+  if command.resume and os.path.exists(config_path):
+    with open(config_path) as f:
+      saved = json.load(f)
+    config = rp.RolloutTrainConfig.from_json(saved["train"])
+    dataset = saved["dataset"]
+    seed = saved["seed"]
+  else:
+    if ckpt.latest_step(ckpt_dir) is not None:
+      return stages.fail(f"{output} already holds a run; pass --resume to "
+                         f"continue it or choose another --output")
+    try:
+      config = options.train_config()
+      dataset = run_dataset.dataset_from_args(
+          options, limit=300 if options.quick else None)
+    except ValueError as e:
+      return stages.fail(str(e))
+    seed = options.seed
+  try:
+    _, train, test = run_dataset.open_splits(options.data, options.cache,
+                                             dataset, log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  log(f"cache: {len(train)} train, {len(test)} test positions")
+  os.makedirs(output, exist_ok=True)
+  # The run's settings (what --resume reads); exporting the weights
+  # rewrites the file with the weights' feature set added.
+  meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
+          "data": os.path.basename(os.path.normpath(options.data))}
+  if not os.path.exists(config_path):
+    stages.record(output, STAGE, options)
+    with open(config_path + ".tmp", "w") as f:
+      json.dump(meta, f, indent=1, sort_keys=True)
+    os.replace(config_path + ".tmp", config_path)
+  try:
+    state, history = rp.train_rollout_policy(
+        config, train, seed=seed,
+        eval_positions=eval_subset(test, options.eval_positions),
+        output_dir=output,
+        max_seconds=None if command.hours is None else 3600 * command.hours,
+        log_every=options.log_every, eval_every=options.eval_every,
+        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
+        log=log, progress=sys.stderr.isatty(), tensorboard=False,
+        export_extra=meta)
+  except ckpt.CheckpointMismatchError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  evals = [r for r in history if "eval_top1" in r]
+  last = evals[-1] if evals else {}
+  step = int(state.iteration)
+  print(f"RESULT step={step} samples={step * config.batch_size} "
+        f"test_top1={last.get('eval_top1', float('nan')):.4f} "
+        f"test_top5={last.get('eval_top5', float('nan')):.4f}")
+  return 0

@@ -1,0 +1,311 @@
+"""Trains AlphaGo's value network v_θ on game outcomes.
+
+Data: --data, a value-data folder (`alphago-jax train value-data`: one
+self-play position a game), or --kgs, game records read into a position
+cache under --cache (every position of every game, the paper's
+overfitting comparison; positions of games without a result are dropped).
+OUTPUT gets config.json (written atomically), command.json (these
+options, resolved), metrics.jsonl (train MSE every --log-every steps; MSE
+on a fixed subset of the training positions and on the test split every
+--eval-every steps), tensorboard/ and orbax checkpoints (every
+--checkpoint-minutes and on stopping; SIGTERM and Ctrl-C stop cleanly).
+Rerun with --resume to continue exactly where it stopped (the run's
+config.json wins over the flags).
+
+Presets: `cpu` (default: 6 convolutions of 64 filters, 256 hidden units,
+the 47 planes without ladders, Adam) and `paper` (13 convolutions of 192
+on all 49 planes). --quick: a tiny net, 40 steps of 32 (with --kgs, 300
+records). The last line: `RESULT train_mse=.. test_mse=.. positions=..`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Annotated, Literal, Optional, Tuple
+
+import tyro
+
+from alphago_jax.cli import stages
+
+STAGE = "value-net"
+EXAMPLES = """examples:
+  alphago-jax train value-net --data data/value9 --output runs/value9 [--hours 2]
+  alphago-jax train value-net --output runs/value9 --resume
+  alphago-jax train value-net --kgs ../shared/data/kgs-6d --cache /tmp/caches --output runs/value-kgs
+  alphago-jax train value-net --quick --data D --output O   (a smoke test)"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options:
+  """What a value-network run computes (recorded in command.json).
+
+  Attributes:
+    data: a value-data folder.
+    kgs: game records (.sgf, tar(.gz) or a folder of them): every
+      position, instead of a value-data folder.
+    cache: with --kgs: the folder of position caches.
+    preset: the network and schedule.
+    quick: a smoke test: a tiny net, 40 steps.
+    layers: convolutions (default: the preset's).
+    filters: filters a convolution (default: the preset's).
+    lr: learning rate (default: the preset's).
+    batch_size: positions a step (default: the preset's).
+    total_samples: positions trained on in all (default: the preset's).
+    size: with --kgs: the board size kept.
+    min_rank: with --kgs: both players at least this rank; 'none' for any.
+    fractions: with --kgs: shares of the games per split, TRAIN VAL TEST
+      (default 0.95 0.025 0.025).
+    seed: network initialisation and batch order.
+    max_train_hours: stop once the training time over all calls reaches
+      this.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: steps per record (default 200; --quick 5).
+    eval_every: steps between evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed train and test subsets evaluated.
+    cpu_devices: XLA CPU devices (default: a power of two up to the
+      cores; one per core uses every core).
+  """
+  data: Optional[str] = None
+  kgs: Optional[str] = None
+  cache: Optional[str] = None
+  preset: Literal["cpu", "paper"] = "cpu"
+  quick: bool = False
+  layers: Optional[int] = None
+  filters: Optional[int] = None
+  lr: Optional[float] = None
+  batch_size: Optional[int] = None
+  total_samples: Optional[int] = None
+  size: int = 19
+  min_rank: str = "6d"
+  fractions: Optional[Tuple[float, float, float]] = None
+  seed: int = 0
+  max_train_hours: float = 8.0
+  checkpoint_minutes: float = 10.0
+  log_every: Optional[int] = None
+  eval_every: Optional[int] = None
+  eval_positions: int = 10_000
+  cpu_devices: Optional[int] = None
+
+  def __post_init__(self):
+    if self.data is not None and self.kgs is not None:
+      raise ValueError("data and kgs: give one source, not both")
+    if self.preset not in ("cpu", "paper"):
+      raise ValueError(f"preset must be 'cpu' or 'paper', got "
+                       f"{self.preset!r}")
+    stages.check_optional_ints(self, {
+        "layers": 1, "filters": 1, "batch_size": 1, "total_samples": 1,
+        "log_every": 1, "eval_every": 1, "cpu_devices": 1})
+    stages.check_positive("lr", self.lr)
+    stages.check_int("size", self.size, 5)
+    stages.check_int("seed", self.seed, 0)
+    stages.check_positive("max_train_hours", self.max_train_hours)
+    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
+    stages.check_int("eval_positions", self.eval_positions, 1)
+    if self.fractions is not None:
+      for share in self.fractions:
+        stages.check_positive("fractions", share, zero=True)
+
+  def resolved(self) -> "Options":
+    """Every default that depends on other options or the machine filled
+    in (what command.json records)."""
+    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+    return dataclasses.replace(
+        self, log_every=self.log_every or (5 if self.quick else 200),
+        eval_every=self.eval_every or (20 if self.quick else 2000),
+        cpu_devices=self.cpu_devices or cpu_devices.default_cpu_device_count())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Command:
+  """A call of the stage.
+
+  Attributes:
+    output: the run directory.
+    resume: continue the run in OUTPUT with its config.json.
+    hours: stop after this much wall-clock time in this call.
+  """
+  output: str
+  resume: bool = False
+  hours: Optional[float] = None
+  options: Annotated[Options, tyro.conf.arg(name="")]
+
+  def __post_init__(self):
+    stages.check_positive("hours", self.hours)
+
+
+def build_config(options: Options, size: int):
+  """The library's `ValueTrainConfig` of the run on `size`x`size`."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.value import ValueNetConfig
+  from alphago_jax.training import value_net as vn
+  if options.quick:
+    config = vn.ValueTrainConfig(
+        model=ValueNetConfig.tiny(board_size=size), batch_size=32,
+        learning_rate=3e-3, warmup_steps=0, schedule="constant",
+        total_samples=40 * 32)
+  elif options.preset == "paper":
+    config = vn.ValueTrainConfig(
+        model=dataclasses.replace(ValueNetConfig.paper(), board_size=size),
+        batch_size=256, learning_rate=5e-4, warmup_steps=2000,
+        total_samples=100_000_000)
+  else:
+    config = vn.ValueTrainConfig(
+        model=dataclasses.replace(ValueNetConfig.cpu(), board_size=size))
+  model = config.model
+  if options.layers is not None:
+    model = dataclasses.replace(model, num_layers=options.layers)
+  if options.filters is not None:
+    model = dataclasses.replace(model, filters=options.filters)
+  overrides = {k: v for k, v in {
+      "batch_size": options.batch_size, "learning_rate": options.lr,
+      "total_samples": options.total_samples}.items() if v is not None}
+  return dataclasses.replace(config, model=model, **overrides)
+
+
+def load_data(source: dict, cache_root, log):
+  """(train, test, description) of the run's data source."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import data as data_lib
+  from alphago_jax.training import value_data as vd
+  from alphago_jax.training import value_net as vn
+  if source["kind"] == "value_data":
+    train, test, summary = vd.load_value_data(source["path"])
+    return train, test, (f"value data {summary['folder']}: "
+                         f"{summary['games']} games, {summary['positions']} "
+                         f"positions ({summary['discarded']} discarded)")
+  dconf = source["dataset"]
+  dataset = data_lib.DatasetConfig(
+      filters=data_lib.Filters(**dconf["filters"]),
+      fractions=tuple(dconf["fractions"]), seed=dconf["seed"],
+      limit=dconf["limit"])
+  cache = data_lib.prepare(source["path"], cache_root, dataset,
+                           workers=min(2, os.cpu_count() or 1), log=log)
+  train = vn.decided(cache.split("train"))
+  test = vn.decided(cache.split("test"))
+  return train, test, f"KGS cache {cache.path}"
+
+
+def _source(options: Options) -> dict:
+  from alphago_jax import data as data_lib  # pylint: disable=import-outside-toplevel
+  if options.data is not None:
+    return {"kind": "value_data", "path": os.path.normpath(options.data)}
+  filters = data_lib.Filters(
+      size=options.size, min_rank=None
+      if options.min_rank.lower() == "none" else options.min_rank)
+  split = {} if options.fractions is None else {
+      "fractions": tuple(options.fractions)}
+  try:
+    dataset = data_lib.DatasetConfig(
+        filters=filters, seed=0, limit=300 if options.quick else None,
+        **split)
+  except ValueError as e:
+    raise ValueError(f"--fractions: {e}") from None
+  return {"kind": "kgs", "path": os.path.normpath(options.kgs),
+          "dataset": dataset.to_json()}
+
+
+def run(command: Command) -> int:
+  """Trains (or resumes) the run of `command`; the exit status."""
+  options = command.options.resolved()
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import cpu_devices
+  try:
+    cpu_devices.use_cpu_devices(options.cpu_devices)
+  except ValueError as e:
+    return stages.fail(f"--cpu-devices: {e}")
+  import jax
+  from jax.experimental import multihost_utils
+
+  from alphago_jax import data as data_lib
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import supervised as sl
+  from alphago_jax.training import value_net as vn
+  from alphago_jax.training.loop import make_mesh
+
+  output = command.output
+  log = lambda line: print(line, flush=True)
+  config_path = os.path.join(output, "config.json")
+  ckpt_dir = os.path.join(output, "checkpoints")
+  resuming = command.resume and os.path.exists(config_path)
+  if resuming:
+    with open(config_path) as f:
+      saved = json.load(f)
+    source, seed = saved["source"], saved["seed"]
+    config = vn.ValueTrainConfig.from_json(saved["config"])
+  else:
+    if ckpt.latest_step(ckpt_dir) is not None:
+      return stages.fail(f"{output} already holds a run; pass --resume to "
+                         f"continue it or choose another --output")
+    if options.data is None and options.kgs is None:
+      return stages.fail("give --data (a value-data folder) or --kgs (game "
+                         "records)")
+    seed = options.seed
+    try:
+      source = _source(options)
+    except ValueError as e:
+      return stages.fail(str(e))
+    config = None
+  try:
+    train, test, what = load_data(source, options.cache, log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  if config is None:
+    try:
+      config = build_config(options, train.size)
+    except ValueError as e:
+      return stages.fail(str(e))
+  log(f"{what}; {len(train)} train, {len(test)} test positions")
+  if len(train) < config.batch_size or not len(test):
+    print(f"error: {len(train)} training and {len(test)} test positions: "
+          f"too few for batches of {config.batch_size} and a test set",
+          file=sys.stderr)
+    return 1
+  if jax.process_index() == 0:
+    if not resuming:
+      stages.record(output, STAGE, options)
+    os.makedirs(output, exist_ok=True)
+    tmp = config_path + ".tmp"
+    with open(tmp, "w") as f:
+      json.dump({"config": config.to_json(), "source": source,
+                 "seed": seed}, f, indent=1)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, config_path)
+  if jax.process_count() > 1:
+    multihost_utils.sync_global_devices("value_net: output ready")
+  mesh = make_mesh() if jax.device_count() > 1 else None
+  eval_sets = {"train": sl.eval_subset(train, options.eval_positions),
+               "test": sl.eval_subset(test, options.eval_positions)}
+  try:
+    state, history = vn.train_value(
+        config, train, seed=seed, eval_sets=eval_sets,
+        output_dir=output, mesh=mesh,
+        max_seconds=None if command.hours is None else 3600 * command.hours,
+        max_train_seconds=3600 * options.max_train_hours,
+        log_every=options.log_every, eval_every=options.eval_every,
+        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
+        log=log, progress=sys.stderr.isatty())
+  except (ckpt.CheckpointMismatchError, ValueError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  evals = [r for r in history if "test_mse" in r]
+  if evals:
+    last = evals[-1]
+  else:  # Nothing left to train (a finished run resumed): measure it.
+    variables = {"params": state.params}
+    last = {f"{name}_mse": vn.evaluate_value(variables, config.model,
+                                             positions, mesh=mesh)["mse"]
+            for name, positions in eval_sets.items()}
+  train_mse = last.get("train_mse", float("nan"))
+  test_mse = last.get("test_mse", float("nan"))
+  log(f"step {int(state.iteration)}: train MSE {train_mse:.4f}, test MSE "
+      f"{test_mse:.4f}")
+  print(f"RESULT train_mse={train_mse:.4f} test_mse={test_mse:.4f} "
+        f"positions={len(train)} step={int(state.iteration)} "
+        f"samples={int(state.iteration) * config.batch_size} "
+        f"devices={jax.device_count()}")
+  return 0

@@ -1,0 +1,194 @@
+"""The later AlphaGo stages as typed commands (`alphago_jax.cli.stages`):
+help with examples, errors naming the flag, and command.json records of
+every resolved option that `train --from-run` repeats and reads strictly."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from alphago_jax.cli import main as cli_main
+from alphago_jax.cli import rundir, stages
+from alphago_jax.training import read_metrics
+from helpers import ROOT, run_mains
+
+CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
+EXPERIMENTS = os.path.join(ROOT, "experiments", "alphago")
+# The options each stage requires.
+REQUIRED = {"rollout-policy": {"data": "games"}}
+
+
+def run_cli(capsys, *argv):
+  status = cli_main([str(a) for a in argv])
+  out = capsys.readouterr()
+  return status, out.out, out.err
+
+
+@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+def test_stage_help_shows_options_and_examples(capsys, stage):
+  status, out, _ = run_cli(capsys, "train", stage, "--help")
+  assert status == 0
+  assert "examples:" in out and f"alphago-jax train {stage} " in out
+  for field in dataclasses.fields(stages.load(stage).Options):
+    assert stages.flag(field.name) in out, (stage, field.name)
+
+
+@pytest.mark.parametrize("stage,flags,named", [
+    ("value-net", ["--batch-size", "0"], "--batch-size: batch_size"),
+    ("value-net", ["--data", "a", "--kgs", "b"], "--data: "),
+    ("value-net", ["--hours", "0"], "hours must be a finite number > 0"),
+    ("rollout-policy", ["--data", "d", "--pattern-bits", "0"],
+     "--pattern-bits: pattern_bits"),
+    ("rollout-policy", ["--data", "d", "--fractions", "0.9", "0.1"],
+     "--fractions"),
+    ("rl-policy", ["--games", "3"], "--games: games must be even"),
+    ("value-data", ["--test-fraction", "1"], "--test-fraction: test_frac"),
+    ("gnugo-games", ["--chunk-size", "0"], "--chunk-size: chunk_size"),
+    ("chain-9x9", ["--workers", "0"], "--workers: workers"),
+    ("chain-9x9", ["--stop-after", "nope"], "--stop-after"),
+    ("gnugo-games", ["--base-seed", "0"], "--base-seed: base_seed"),
+    ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
+])
+def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
+  status, _, err = run_cli(capsys, "train", stage, "--output", "x", *flags)
+  assert status == 2 and named in err, err
+
+
+def _record(tmp_path, stage, options):
+  stages.record(str(tmp_path), stage, options)
+  path = tmp_path / rundir.COMMAND_FILE
+  return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
+  options = stages.load(stage).Options
+  names = [f.name for f in dataclasses.fields(options)]
+  flag = "quick" if "quick" in names else "quiet"
+  default = options(**{flag: True}, **REQUIRED.get(stage, {})).resolved()
+  path, record = _record(tmp_path, stage, default)
+  assert set(record["options"]) == {f.name for f in dataclasses.fields(
+      options)}
+  types = stages.options_types()
+  assert rundir.read_stage(str(tmp_path), types)[1] == default
+  first = dataclasses.fields(options)[0].name
+  for change, message in (
+      ({"options": dict(record["options"], bogus=1)},
+       "options.bogus: unknown field"),
+      ({"options": {k: v for k, v in record["options"].items()
+                    if k != first}}, f"options.{first}: missing"),
+      ({"options": dict(record["options"], **{flag: 1})},
+       f"options.{flag}: must be true or false"),
+      ({"stage": "nope"}, "stage: must be one of"),
+      ({"extra": 1}, "extra: unknown field"),
+      ({"format": 3}, "format: must be 2")):
+    path.write_text(json.dumps(dict(record, **change)))
+    with pytest.raises(rundir.RunConfigError, match=message):
+      rundir.read_stage(str(tmp_path), types)
+
+
+def test_value_data_and_net_from_run_repeat_their_resolved_options(
+    tmp_path):
+  data, out, again = tmp_path / "data", tmp_path / "run", tmp_path / "again"
+  value_data = os.path.join(EXPERIMENTS, "value_data.py")
+  value_net = os.path.join(EXPERIMENTS, "value_net.py")
+  made, made_again, trained, repeated, resume = run_mains([
+      (value_data, ["--quick", "--size", "5", "--output", data]),
+      (CLI, ["train", "--from-run", data, "--output", tmp_path / "data2"]),
+      (value_net, ["--quick", "--data", data, "--output", out,
+                   "--eval-every", "10"]),
+      (CLI, ["train", "--from-run", out, "--output", again]),
+      (CLI, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])],
+      devices=2)
+  assert made.returncode == 0, made.stderr[-3000:]
+  assert made_again.returncode == 0, made_again.stderr[-3000:]
+  assert made.stdout.split()[-6:-2] == made_again.stdout.split()[-6:-2]
+  chunks = sorted(f for f in os.listdir(data) if f.endswith(".npz"))
+  assert chunks and all((data / f).read_bytes() == (
+      tmp_path / "data2" / f).read_bytes() for f in chunks)
+  options = json.loads((data / rundir.COMMAND_FILE).read_text())["options"]
+  assert (options["games"], options["chunk_games"]) == (64, 32)
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
+  assert repeated.stdout.strip().splitlines()[-1] == result
+  losses = [[r["mse"] for r in read_metrics(d / "metrics.jsonl")
+             if "mse" in r] for d in (out, again)]
+  assert losses[0] == losses[1] and len(losses[0]) > 1
+  record = json.loads((out / rundir.COMMAND_FILE).read_text())
+  assert record["stage"] == "value-net" and record["git_commit"] == (
+      rundir.git_commit())
+  # Every field, the defaults that depend on --quick resolved.
+  assert record["options"]["log_every"] == 5
+  assert record["options"]["eval_every"] == 10
+  assert record["options"]["cpu_devices"] >= 1
+  assert json.loads((again / rundir.COMMAND_FILE).read_text())[
+      "options"] == record["options"]
+  assert resume.returncode == 0, resume.stderr
+  shown = json.loads(resume.stdout)
+  assert shown["output"] == str(again)
+  assert shown["options"] == record["options"]
+
+
+def test_runs_recorded_as_command_lines_still_repeat(capsys, tmp_path):
+  # command.json of format 1 (checkpoints/rollout9 has one): the command
+  # line again, now run by the package's stage command.
+  source = os.path.join(ROOT, "checkpoints", "rollout9")
+  status, out, err = run_cli(capsys, "train", "--from-run", source,
+                             "--output", tmp_path / "x", "--dry-run")
+  assert status == 0, err
+  assert out.startswith("python experiments/alphago/rollout_policy.py "
+                        "--data ")
+  argv = out.split()[2:]
+  command = stages.parse("rollout-policy", argv, "x")
+  assert command.options.fractions == (0.9, 0.05, 0.05)
+  assert command.options.min_rank == "none" and command.options.min_ply == 4
+
+
+def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
+  from alphago_jax.training import reinforce as rl  # pylint: disable=import-outside-toplevel
+  options = stages.load("rl-policy").Options
+  hints = {f.name: f.type for f in dataclasses.fields(options)}
+  assert "sgd" in hints["optimizer"] and "mean" in hints["baseline"]
+  assert rl.OPTIMIZERS == ("sgd", "adam") and rl.BASELINES == ("none", "mean")
+  out, again = tmp_path / "run", tmp_path / "again"
+  rl_policy = os.path.join(EXPERIMENTS, "rl_policy.py")
+  trained, repeated, extended = run_mains([
+      (rl_policy, ["--quick", "--iterations", "2", "--eval-games", "8",
+                   "--output", out]),
+      (CLI, ["train", "--from-run", out, "--output", again]),
+      (CLI, ["train", "--resume", again, "--iterations", "3"])], devices=1)
+  assert trained.returncode == 0, trained.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  result = trained.stdout.strip().splitlines()[-1]
+  assert result.startswith("RESULT iterations=2 ")
+  assert repeated.stdout.strip().splitlines()[-1] == result
+  configs = [json.loads((d / "config.json").read_text()) for d in (out, again)]
+  assert configs[0]["config"] == configs[1]["config"]
+  assert configs[0]["iterations"] == 2 and configs[1]["iterations"] == 3
+  options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
+  assert (options["iterations"], options["games"], options["optimizer"],
+          options["eval_games"], options["size"]) == (2, 32, "adam", 8, 5)
+  assert extended.returncode == 0, extended.stderr[-3000:]
+  assert extended.stdout.strip().splitlines()[-1].startswith(
+      "RESULT iterations=3 ")
+
+
+def test_gnugo_games_from_run_repeats_the_games(tmp_path):
+  from alphago_jax.data import gnugo_games as gg  # pylint: disable=import-outside-toplevel
+  if gg.find_gnugo() is None:
+    pytest.skip("GNU Go is not installed (apt-get install gnugo)")
+  out, again = tmp_path / "games", tmp_path / "again"
+  made, repeated = run_mains([
+      (os.path.join(EXPERIMENTS, "gnugo_games.py"),
+       ["--output", out, "--games", "2", "--chunk-size", "2", "--levels",
+        "1", "--opening-moves", "2", "--quiet"]),
+      (CLI, ["train", "--from-run", out, "--output", again])])
+  assert made.returncode == 0, made.stderr[-3000:]
+  assert repeated.returncode == 0, repeated.stderr[-3000:]
+  options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
+  assert options["levels"] == [1] and options["games"] == 2
+  records = [gg.read_chunk(gg.chunk_path(str(d), 0)).records
+             for d in (out, again)]
+  assert records[0] == records[1] and len(records[0]) == 2
