@@ -63,6 +63,7 @@ LONG_FIRST = (
     "tests/test_ablation.py",
     "tests/test_faults.py",
     "tests/test_cli.py",
+    "tests/test_stages.py",
     "tests/test_alphago_search.py",
     "tests/test_training.py::test_data_parallel_on_two_cpu_devices",
     "tests/test_experiments.py",
