@@ -851,7 +851,7 @@ def test_sl_policy_run_made_today_repeats_with_from_run(tmp_path):
 
 @pytest.mark.parametrize("name,writer", [
     ("sl9", "`python experiments/alphago/sl_policy.py`"),
-    ("sl19-partial", "`python experiments/alphago/sl_policy.py`"),
+    ("sl_policy", "`python experiments/alphago/sl_policy.py`"),
     ("rl9", "`python experiments/alphago/rl_policy.py`"),
     ("value9", "`python experiments/alphago/value_net.py`"),
     ("rollout_policy", "`python experiments/alphago/rollout_policy.py`"),

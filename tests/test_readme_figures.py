@@ -81,7 +81,7 @@ def _metrics(*path):
 
 def test_2016_pipeline_figures_are_the_committed_runs():
   # The 19x19 p_σ run so far: its last test evaluation and budget used.
-  sl = [m for m in _metrics("checkpoints", "sl19-partial", "metrics.jsonl")
+  sl = [m for m in _metrics("checkpoints", "sl_policy", "metrics.jsonl")
         if "eval_top1" in m]
   last = sl[-1]
   said(f"**{last['samples'] / 1e6:.2f}M training samples, top-1 "

@@ -444,9 +444,9 @@ register_preset(Preset(
     load=_alphago_networks_search(512, mixing=0.0, c_puct=5.0)))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
-    directories=("sl_policy", "sl19-partial"),
+    directories=("sl_policy",),
     description="supervised 19x19 policy network p_sigma "
-                "(checkpoints/sl_policy, else sl19-partial), greedy, no "
+                "(checkpoints/sl_policy), greedy, no "
                 "search",
     load=_supervised_policy))
 register_preset(Preset(

@@ -31,7 +31,7 @@ import tyro
 from alphago_jax.cli import stages
 
 STAGE = "rl-policy"
-DEFAULT_SL = os.path.join("checkpoints", "sl19-partial")
+DEFAULT_SL = os.path.join("checkpoints", "sl_policy")
 # The repository's root: DEFAULT_SL is relative to it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -47,7 +47,7 @@ class Options:
 
   Attributes:
     sl_checkpoint: p_σ: an SL run or checkpoint directory (default
-      checkpoints/sl19-partial of the repository; not read with --quick).
+      checkpoints/sl_policy of the repository; not read with --quick).
     quick: a smoke run: tiny fresh net on 5x5, 12 iterations.
     size: --quick only: board size (default 5; p_σ's board otherwise).
     iterations: iterations of the run (default 10000; --quick 12); with
