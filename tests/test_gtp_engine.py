@@ -864,8 +864,8 @@ def test_list_presets_and_bad_options(capsys):
 def test_presets_not_present_are_not_listed(tmp_path, monkeypatch):
   monkeypatch.setenv(presets.CHECKPOINTS_ENV, str(tmp_path))
   assert presets.available_presets() == []
-  (tmp_path / "sl19-partial").mkdir()
-  (tmp_path / "sl19-partial" / "x").write_text("")
+  (tmp_path / "sl_policy").mkdir()
+  (tmp_path / "sl_policy" / "x").write_text("")
   assert [p.name for p in presets.available_presets()] == [
       "sl-policy-19x19"]
   with pytest.raises(ValueError, match="no network"):
