@@ -72,3 +72,21 @@ def test_committed_go9_raw_policy_beats_random_play():
                          jax.random.key(0), games_per_colour=games_per_colour)
   assert res.games == 2 * games_per_colour
   assert res.wins >= need, res.summary()
+
+
+def test_committed_files_name_no_machine_path():
+  # Orbax writes the absolute path of the run into its commit markers, and
+  # run configs may hold resolved defaults: nothing of the machine that
+  # trained a network may ship with it.
+  top = os.path.join(os.path.dirname(__file__), "..", "checkpoints")
+  offenders = []
+  for root, _, files in os.walk(top):
+    for name in files:
+      path = os.path.join(root, name)
+      if name.endswith((".txt", ".json", ".jsonl")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+          text = f.read()
+        if "/work/" in text or "/root/" in text or "/home/" in text or (
+            "/tmp/" in text):
+          offenders.append(os.path.relpath(path, top))
+  assert not offenders, offenders
