@@ -247,6 +247,26 @@ def _check_not_legacy(path: str, record: Dict[str, Any]) -> None:
           f"train --from-run`")
 
 
+def _check_envelope(record: dict, fields, fmt: int, stages) -> None:
+  """The checks every run record shares: exactly `fields`, format `fmt`, a
+  known stage, and a string-or-null version and commit."""
+  unknown = sorted(set(record) - set(fields))
+  if unknown:
+    _fail(unknown[0], "unknown field")
+  for name in fields:
+    if name not in record:
+      _fail(name, "missing")
+  if isinstance(record["format"], bool) or record["format"] != fmt:
+    _fail("format", f"must be {fmt}, got {_describe(record['format'])}")
+  if not isinstance(record["stage"], str) or record["stage"] not in stages:
+    _fail("stage", f"must be one of {sorted(stages)}, got "
+          f"{_describe(record['stage'])}")
+  for name in ("version", "git_commit"):
+    if record[name] is not None and not isinstance(record[name], str):
+      _fail(name, f"must be a string or null, got "
+            f"{_describe(record[name])}")
+
+
 def read_config(run_dir: str, stages: Dict[str, type]
                 ) -> Tuple[str, Any, Dict[str, Any]]:
   """`(stage, config, record)` from `run_dir/config.json`.
@@ -271,24 +291,10 @@ def read_config(run_dir: str, stages: Dict[str, type]
     raise RunConfigError(f"{path}: must hold a JSON object")
   _check_not_legacy(path, record)
   try:
-    unknown = sorted(set(record) - set(_TOP_FIELDS))
-    if unknown:
-      _fail(unknown[0], "unknown field")
-    for name in _TOP_FIELDS:
-      if name not in record:
-        _fail(name, "missing")
-    if isinstance(record["format"], bool) or record["format"] != FORMAT:
-      _fail("format", f"must be {FORMAT}, got {_describe(record['format'])}")
+    _check_envelope(record, _TOP_FIELDS, FORMAT, stages)
     if record["command"] != "train":
       _fail("command", f"must be \"train\", got "
             f"{_describe(record['command'])}")
-    if not isinstance(record["stage"], str) or record["stage"] not in stages:
-      _fail("stage", f"must be one of {sorted(stages)}, got "
-            f"{_describe(record['stage'])}")
-    for name in ("version", "git_commit"):
-      if record[name] is not None and not isinstance(record[name], str):
-        _fail(name, f"must be a string or null, got "
-              f"{_describe(record[name])}")
     config = from_json(stages[record["stage"]], record["config"])
   except RunConfigError as e:
     raise RunConfigError(f"{path}: {e}") from None
@@ -427,23 +433,7 @@ def read_stage(run_dir: str, stages: Dict[str, type]
   try:
     if not isinstance(record, dict):
       _fail("command.json", "must hold a JSON object")
-    unknown = sorted(set(record) - set(_STAGE_FIELDS))
-    if unknown:
-      _fail(unknown[0], "unknown field")
-    for name in _STAGE_FIELDS:
-      if name not in record:
-        _fail(name, "missing")
-    if isinstance(record["format"], bool) or (
-        record["format"] != STAGE_FORMAT):
-      _fail("format", f"must be {STAGE_FORMAT}, got "
-            f"{_describe(record['format'])}")
-    if not isinstance(record["stage"], str) or record["stage"] not in stages:
-      _fail("stage", f"must be one of {sorted(stages)}, got "
-            f"{_describe(record['stage'])}")
-    for name in ("version", "git_commit"):
-      if record[name] is not None and not isinstance(record[name], str):
-        _fail(name, f"must be a string or null, got "
-              f"{_describe(record[name])}")
+    _check_envelope(record, _STAGE_FIELDS, STAGE_FORMAT, stages)
     options = from_json(stages[record["stage"]], record["options"],
                         "options")
   except RunConfigError as e:
