@@ -22,6 +22,7 @@ from alphago_jax.training import read_metrics
 from alphago_jax.training import reinforce as rl
 from alphago_jax.training import supervised as sl
 
+import helpers
 from helpers import ROOT
 
 MODEL = PolicyNetConfig.tiny(board_size=5)
@@ -167,3 +168,75 @@ def test_checkpoints_of_other_networks_are_refused(tmp_path):
 def test_bad_config_values_name_the_field(field, value):
   with pytest.raises(ValueError, match=field):
     rl.ReinforceConfig(**{field: value})
+
+
+TWO_DEVICES = """
+import json, sys
+import jax, jax.numpy as jnp, numpy as np
+from alphago_jax.models.policy import PolicyNetConfig
+from alphago_jax.training import make_mesh
+from alphago_jax.training import reinforce as rl
+assert jax.device_count() == 2, jax.devices()
+config = rl.ReinforceConfig(model=PolicyNetConfig.tiny(board_size=5),
+                            games_per_iteration=8, optimizer="sgd",
+                            learning_rate=0.5, grad_chunk=16)
+mesh = make_mesh()
+it = rl.make_iteration(config, mesh=mesh)
+state = rl.init_reinforce_state(config, 1, mesh=mesh)
+(batch, order), info = it.play(state)
+planes, actions, masks, weights = (np.asarray(x) for x in batch)
+order, z = np.asarray(order), np.asarray(info["z"])
+positions = np.asarray(info["positions"])
+rows = len(actions) // 2
+# The baseline is the mean over all 8 games, not each device's 4 (whose
+# means differ in this draw, so a per-device baseline would show).
+assert z[:4].mean() != z[4:].mean(), z
+allowed = z - z.mean()
+for w in weights[weights != 0]:
+  assert np.isclose(allowed, w).any(), (w, z)
+# Each device played its own games (keys folded with the device index).
+first = lambda d: actions[d * rows:(d + 1) * rows][:4]
+assert not np.array_equal(first(0), first(1))
+# The summed chunk gradients equal the REINFORCE formula over both devices'
+# records, each device's rows taken whole (no chunking, no mesh).
+loss, grads = it.gradient(state, (batch, jnp.asarray(order)), info)
+network = rl.PolicyNet(config.model)
+expect_loss, expect = 0.0, None
+for d in range(2):
+  block = slice(d * rows, (d + 1) * rows)
+  l, g = rl.policy_gradient_loss(
+      jax.device_get(state.params), jax.device_get(state.batch_stats),
+      planes[block], actions[block], masks[block], weights[block],
+      network=network, normalizer=8.0, chunk=rows)
+  expect_loss += float(l)
+  expect = g if expect is None else jax.tree.map(np.add, expect, g)
+np.testing.assert_allclose(float(loss), expect_loss, rtol=1e-4, atol=1e-6)
+jax.tree.map(lambda a, b: np.testing.assert_allclose(
+    np.asarray(a), np.asarray(b), rtol=2e-3, atol=1e-6), grads, expect)
+# The step applies it: plain SGD moves the parameters by -lr x gradient.
+before = jax.device_get(state.params)
+new, metrics = it.apply(state, (loss, grads), info)
+jax.tree.map(lambda a, b, g: np.testing.assert_allclose(
+    np.asarray(a), np.asarray(b) - 0.5 * np.asarray(g), rtol=1e-4,
+    atol=1e-6), jax.device_get(new.params), before, expect)
+leaf = jax.tree.leaves(new.params)[0]
+assert leaf.sharding.is_fully_replicated and len(leaf.devices()) == 2
+assert float(metrics["positions"]) == positions.sum()
+print("OK", positions.tolist())
+"""
+
+
+def test_games_and_gradient_split_over_two_devices():
+  """On 2 devices each plays half the games and the summed gradient is the
+  one-device formula over all of them (a psum or normaliser slip, or a
+  chunk count taken from one device, shows)."""
+  proc = helpers.run_python(TWO_DEVICES, devices=2, timeout=600)
+  assert proc.stdout.strip().splitlines()[-1].startswith("OK")
+
+
+def test_games_must_split_evenly_over_the_mesh():
+  mesh = jax.sharding.Mesh(np.asarray(jax.devices()[:1]), ("data",))
+  rl.make_iteration(CONFIG, mesh=mesh)  # One device divides everything.
+  with pytest.raises(ValueError, match="mesh needs an axis"):
+    rl.make_iteration(CONFIG, mesh=jax.sharding.Mesh(
+        np.asarray(jax.devices()[:1]), ("batch",)))

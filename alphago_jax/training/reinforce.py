@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from flax import struct
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
@@ -55,6 +56,7 @@ from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training import policy_games
 from alphago_jax.training import supervised
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh
 from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
@@ -189,10 +191,10 @@ def make_optimizer(config: ReinforceConfig) -> optax.GradientTransformation:
 
 
 def init_reinforce_state(config: ReinforceConfig, seed: int,
-                         variables: Optional[Dict[str, Any]] = None
-                         ) -> TrainState:
+                         variables: Optional[Dict[str, Any]] = None, *,
+                         mesh: Optional[Mesh] = None) -> TrainState:
   """Step 0: the learner is `variables` (p_σ's; fresh random ones when
-  None), and so is the pool's one snapshot."""
+  None), and so is the pool's one snapshot; replicated over `mesh`."""
   init_key, run_key = jax.random.split(jax.random.key(seed))
   if variables is None:
     variables = init_policy_variables(PolicyNet(config.model), init_key)
@@ -212,8 +214,9 @@ def init_reinforce_state(config: ReinforceConfig, seed: int,
                      iteration=jnp.int32(0))
   # Committed to a device as `host_loop.run` commits it, so one compiled
   # iteration serves a state from here and one from the loop.
-  return jax.device_put(state, jax.sharding.SingleDeviceSharding(
-      jax.local_devices()[0]))
+  return jax.device_put(state, (
+      NamedSharding(mesh, PartitionSpec()) if mesh is not None
+      else jax.sharding.SingleDeviceSharding(jax.local_devices()[0])))
 
 
 def chunk_loss_and_grad(params, batch_stats, planes, actions, masks,
@@ -277,51 +280,74 @@ def policy_gradient_loss(params, batch_stats, planes, actions, masks,
   return loss, grads
 
 
-def make_iteration(config: ReinforceConfig):
+def make_iteration(config: ReinforceConfig, *, mesh: Optional[Mesh] = None):
   """`step(state) -> (state, metrics)`, one REINFORCE iteration (cached on
-  the config; it donates `state`). Metrics: win_rate (the learner's
-  against this iteration's opponent), mean_length, loss, grad_norm,
-  opponent (the iteration its snapshot was taken at), pool_filled,
-  positions (the learner's moves trained on), plies.
+  the config and mesh; it donates `state`). Metrics: win_rate (the
+  learner's against this iteration's opponent), mean_length, loss,
+  grad_norm, opponent (the iteration its snapshot was taken at),
+  pool_filled, positions (the learner's moves trained on), plies.
 
   Not one jitted function but three, driven from Python: `play` (the
   games, on device), a jitted gradient of one chunk of the record called
-  once per chunk that can hold a move (`plies` is fetched to the host
-  once; rows are ply-major, so rows past `plies * n/2` are padding), and
-  `apply` (the optimiser step, the pool, the metrics)."""
-  return _make_iteration(config)
+  once per chunk that can hold a move (`positions` is fetched to the host
+  once; the learner's moves come first in `order`, padding after), and
+  `apply` (the optimiser step, the pool, the metrics).
+
+  With a `mesh`, the state is replicated and the games are split over its
+  data axis: each device plays `games_per_iteration / D` games (the learner
+  Black in half of its games) against the iteration's one opponent, keeps
+  its own record, and computes the gradient of its own chunks; the chunk
+  gradients are summed over devices (`psum`), so the step is the same
+  formula over all n games. Each device's games draw their keys from the
+  iteration's key folded with the device index: a run is a function of the
+  seed and the device count (one device: the same run as without a
+  mesh)."""
+  return _make_iteration(config, mesh)
 
 
 @functools.lru_cache(maxsize=8)
-def _make_iteration(config: ReinforceConfig):
+def _make_iteration(config: ReinforceConfig, mesh: Optional[Mesh]):
   network = PolicyNet(config.model)
   optimizer = make_optimizer(config)
   game = config.game
   model = config.model
   n = config.games_per_iteration
-  half = n // 2
+  check_mesh(mesh)
+  devices = 1 if mesh is None else mesh.shape[DATA_AXIS]
+  if n % (2 * devices):
+    raise ValueError(f"games_per_iteration={n} must split into an even "
+                     f"number of games on each of the {devices} devices")
+  local = n // devices          # Games a device plays.
+  half = local // 2
   pool_size = config.pool_size
+  # Under the mesh, collectives over the data axis; without, identities.
+  psum = (lambda x: jax.lax.psum(x, DATA_AXIS)) if mesh is not None else (
+      lambda x: x)
 
-  @jax.jit
-  def play(state: TrainState):
+  def play_local(state: TrainState):
     key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
                              state.iteration)
     opponent_key, game_key = jax.random.split(key)
+    if devices > 1:
+      game_key = jax.random.fold_in(game_key,
+                                    jax.lax.axis_index(DATA_AXIS))
     pool: OpponentPool = state.buffer
-    # Uniform over the filled slots: earlier snapshots only.
+    # Uniform over the filled slots: earlier snapshots only. The same draw
+    # on every device: one opponent an iteration.
     slot = jax.random.randint(opponent_key, (), 0, pool.filled)
     opponent = {"params": jax.tree.map(lambda x: x[slot], pool.params),
                 "batch_stats": jax.tree.map(lambda x: x[slot],
                                             pool.batch_stats)}
     learner = variables_of(state)
     _, outcome, rec = policy_games.play_games(
-        game, (model, model), (learner, opponent), game_key, num_games=n,
-        temperature=jnp.float32(config.temperature),
+        game, (model, model), (learner, opponent), game_key,
+        num_games=local, temperature=jnp.float32(config.temperature),
         max_moves=config.max_moves, record=True,
         allow_pass=config.allow_pass)
-    z = outcome.reward_a                                  # [n]
-    b = jnp.mean(z) if config.baseline == "mean" else jnp.float32(0.0)
-    weights = jnp.where(rec.valid, z[rec.games] - b, 0.0)  # [T, n/2]
+    z = outcome.reward_a                                  # [local]
+    b = (psum(jnp.sum(z)) / n if config.baseline == "mean"
+         else jnp.float32(0.0))
+    weights = jnp.where(rec.valid, z[rec.games] - b, 0.0)  # [T, local/2]
     flat = lambda x: x.reshape((-1,) + x.shape[2:])
     batch = (flat(rec.planes), flat(rec.actions), flat(rec.masks),
              flat(weights))
@@ -330,21 +356,36 @@ def _make_iteration(config: ReinforceConfig):
     order = jnp.argsort(~flat(rec.valid), stable=True).astype(jnp.int32)
     info = {
         "slot": slot, "z": z, "lengths": outcome.lengths,
-        "positions": jnp.sum(rec.valid), "plies": outcome.plies}
+        # Per device ([D] over the mesh): the chunk count is the largest.
+        "positions": jnp.sum(rec.valid)[None],
+        "plies": outcome.plies[None]}
     return (batch, order), info
 
   chunk = min(config.grad_chunk, half * (config.max_moves
                                          or game.move_cap))
 
-  @functools.partial(jax.jit, donate_argnums=4)
-  def chunk_grad(params, batch_stats, record, index, acc):
-    """acc + (loss, gradient) of chunk `index` (one compile for all)."""
+  def chunk_grad_local(params, batch_stats, record, index, acc):
     batch, order = record
     l, g = chunk_loss_and_grad(params, batch_stats, *batch, index * chunk,
                                network=network, normalizer=float(n),
                                chunk=chunk, order=order)
     loss, grads = acc
-    return loss + l, jax.tree.map(jnp.add, grads, g)
+    return loss + psum(l), jax.tree.map(lambda a, b: a + psum(b), grads, g)
+
+  if mesh is None:
+    play = jax.jit(play_local)
+    chunk_grad = jax.jit(chunk_grad_local, donate_argnums=4)
+  else:
+    data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
+    info_specs = {"slot": rep, "z": data, "lengths": data,
+                  "positions": data, "plies": data}
+    play = jax.jit(jax.shard_map(
+        play_local, mesh=mesh, in_specs=(rep,),
+        out_specs=((data, data), info_specs), check_vma=False))
+    chunk_grad = jax.jit(jax.shard_map(
+        chunk_grad_local, mesh=mesh, in_specs=(rep, rep, data, rep, rep),
+        out_specs=rep, check_vma=False), donate_argnums=4)
+  chunk_grad.__doc__ = "acc + (loss, gradient) of chunk `index`."
 
   @functools.partial(jax.jit, donate_argnums=0)
   def apply(state: TrainState, acc, info):
@@ -371,26 +412,53 @@ def _make_iteration(config: ReinforceConfig):
         "loss": loss, "grad_norm": optax.global_norm(grads),
         "opponent": pool.iterations[info["slot"]].astype(jnp.float32),
         "pool_filled": new_pool.filled.astype(jnp.float32),
-        "positions": info["positions"].astype(jnp.float32),
-        "plies": info["plies"].astype(jnp.float32),
+        "positions": jnp.sum(info["positions"]).astype(jnp.float32),
+        "plies": jnp.max(info["plies"]).astype(jnp.float32),
     }
     return state.replace(params=params, opt_state=opt_state,
                          buffer=new_pool, iteration=done), metrics
 
   zeros = jax.jit(lambda params: (jnp.float32(0.0),
                                   jax.tree.map(jnp.zeros_like, params)))
+  return Iteration(play=play, chunk_grad=chunk_grad, zeros=zeros,
+                   apply=apply, chunk=chunk)
 
-  def step(state: TrainState):
-    record, info = play(state)
-    # The moves come first in `order`: only their chunks are computed.
-    chunks = -(-int(info["positions"]) // chunk)
-    acc = zeros(state.params)
+
+@dataclasses.dataclass(frozen=True)
+class Iteration:
+  """One REINFORCE iteration, `step(state) -> (state, metrics)`, and its
+  compiled pieces (tests inspect them).
+
+  Attributes:
+    play: `state -> ((batch, order), info)`: the games and their record
+      (rows `[D * local/2 * T]`, device blocks in mesh order; `order` holds
+      each block's own row indices, its moves first).
+    chunk_grad: `(params, batch_stats, record, index, acc) -> acc`: adds
+      chunk `index` of every device's record (summed over devices).
+    zeros: `params -> acc`, the zero accumulator.
+    apply: `(state, acc, info) -> (state, metrics)`.
+    chunk: rows a chunk.
+  """
+  play: Callable
+  chunk_grad: Callable
+  zeros: Callable
+  apply: Callable
+  chunk: int
+
+  def gradient(self, state: TrainState, record, info):
+    """(loss, gradient) of the iteration's record: the moves come first in
+    `order`, so only the chunks holding them are computed (the count
+    fetched to the host, the largest over devices)."""
+    chunks = -(-int(jax.device_get(info["positions"]).max()) // self.chunk)
+    acc = self.zeros(state.params)
     for index in range(chunks):
-      acc = chunk_grad(state.params, state.batch_stats, record,
-                       jnp.int32(index), acc)
-    return apply(state, acc, info)
+      acc = self.chunk_grad(state.params, state.batch_stats, record,
+                            jnp.int32(index), acc)
+    return acc
 
-  return step
+  def __call__(self, state: TrainState):
+    record, info = self.play(state)
+    return self.apply(state, self.gradient(state, record, info), info)
 
 
 def train_reinforce(config: ReinforceConfig, *, seed: int,
@@ -403,9 +471,11 @@ def train_reinforce(config: ReinforceConfig, *, seed: int,
                     checkpoint_seconds: float = 600.0, resume: bool = True,
                     log: Optional[Callable[[str], None]] = None,
                     progress: bool = False,
-                    tensorboard: Optional[bool] = None
+                    tensorboard: Optional[bool] = None,
+                    mesh: Optional[Mesh] = None
                     ) -> Tuple[TrainState, List[Dict[str, Any]]]:
-  """Runs (or resumes) REINFORCE from `variables` (p_σ; None: fresh).
+  """Runs (or resumes) REINFORCE from `variables` (p_σ; None: fresh), its
+  games and gradients split over `mesh` (`make_iteration`).
 
   Iteration `i` draws its keys from `fold_in(key, i)`, so the run is a
   function of the seed, the start and the iteration count, wherever it was
@@ -416,8 +486,8 @@ def train_reinforce(config: ReinforceConfig, *, seed: int,
     CheckpointMismatchError: `output_dir` holds a checkpoint of another
       network or stage.
   """
-  state = init_reinforce_state(config, seed, variables)
-  step_fn = make_iteration(config)
+  state = init_reinforce_state(config, seed, variables, mesh=mesh)
+  step_fn = make_iteration(config, mesh=mesh)
 
   def summarize(metrics, *, step, steps, seconds):
     del metrics
@@ -431,7 +501,7 @@ def train_reinforce(config: ReinforceConfig, *, seed: int,
   return host_loop.run(
       state, lambda start: step_fn, num_steps=num_iterations,
       architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=True, resume=resume, log_every=log_every,
+      with_buffer=True, mesh=mesh, resume=resume, log_every=log_every,
       summarize=summarize, checkpoint_every=checkpoint_every,
       checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
       max_train_seconds=max_train_seconds, handle_signals=True, log=log,

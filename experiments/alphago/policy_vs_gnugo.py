@@ -15,10 +15,14 @@ The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
 `checkpoints/` folder; with `--value`, a value network's (v_θ), which plays
 the move whose successor it rates best (`gtp.presets.value_move_scores`;
 greedy only). Prints, per level, wins / losses with a 95% Wilson
-interval, and ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`.
+interval and how many games were distinct (a greedy network against a
+seeded GNU Go can replay a game; `--random-opening-moves` varies them), and
+ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`. `--sgf-dir` writes
+every game as SGF (scored by our engine, Tromp-Taylor) for review.
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -53,6 +57,30 @@ def make_value_agent(scores, game):
   return agent
 
 
+def _write_sgfs(folder, game, outcomes, level, name):
+  """One SGF per game, named by level, index and our colour; written to a
+  temporary name and renamed, so a killed run leaves no partial file."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games import sgf
+  os.makedirs(folder, exist_ok=True)
+  for i, moves in enumerate(outcomes.moves):
+    if outcomes.unplayed[i]:
+      continue
+    black = bool(outcomes.agent_black[i])
+    ours, theirs = f"network ({name})", f"GNU Go level {level}"
+    record = sgf.record_from_actions(
+        game, moves[moves >= 0],
+        result=("B+R" if black else "W+R") if outcomes.resigned[i]
+        else sgf.result_string(float(outcomes.score[i])),
+        black_name=ours if black else theirs,
+        white_name=theirs if black else ours)
+    path = os.path.join(
+        folder, f"level{level}-{i:03d}-{'black' if black else 'white'}.sgf")
+    with open(path + ".tmp", "wb") as f:
+      f.write(sgf.to_sgf(record))
+    os.replace(path + ".tmp", path)
+
+
 def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--checkpoint", required=True,
@@ -66,7 +94,13 @@ def main(argv=None):
                  help="0: greedy (ties at random); else sampled")
   p.add_argument("--komi", type=float, default=7.5)
   p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--random-opening-moves", type=int, default=0,
+                 help="plies played uniformly at random by both sides first")
+  p.add_argument("--sgf-dir", default=None,
+                 help="write each game as SGF into this folder")
   args = p.parse_args(argv)
+  if args.random_opening_moves < 0:
+    p.error("--random-opening-moves must be >= 0")
   if args.games_per_colour < 1:
     p.error("--games-per-colour must be >= 1")
   if not args.temperature >= 0:
@@ -106,15 +140,21 @@ def main(argv=None):
     start = time.perf_counter()
     outcomes = gnugo_match(
         game, agent, jax.random.key(args.seed + i), level=level,
-        games_per_colour=args.games_per_colour, seed=1000 * i)
+        games_per_colour=args.games_per_colour, seed=1000 * i,
+        random_opening_moves=args.random_opening_moves)
     result = outcomes.result()
+    played = ~outcomes.unplayed
+    distinct = len({tuple(m[m >= 0].tolist())
+                    for m in outcomes.moves[played]})
+    if args.sgf_dir:
+      _write_sgfs(args.sgf_dir, game, outcomes, level, name=how)
     wins, draws, losses = result.wins, result.draws, result.losses
     n = result.games
     lo, hi = wilson_interval(wins, n) if n else (float("nan"),) * 2
     rate = wins / n if n else float("nan")
     print(f"GNU Go level {level}: {wins} wins, {draws} draws, {losses} "
           f"losses of {n} played ({rate:.3f} [{lo:.3f}, {hi:.3f}]), "
-          f"{time.perf_counter() - start:.0f} s")
+          f"{distinct} distinct, {time.perf_counter() - start:.0f} s")
     results.append((level, rate, n))
   print("RESULT " + " ".join(f"level_{lv}_win_rate={r:.4f}"
                              for lv, r, _ in results)

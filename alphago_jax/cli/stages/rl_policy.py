@@ -70,7 +70,12 @@ class Options:
     log_every: iterations per metrics record.
     eval_games: p_ρ vs p_σ games at the end, half as each colour (default
       400; --quick 128; 0 skips).
+    cpu_devices: XLA CPU devices the games and gradients are split over
+      (default: a power of two up to the cores, one per core; --quick 1).
+      A resumed run keeps its own.
   """
+  # Records made before the field existed ran on the machine's default.
+  ADDED_FIELDS = ("cpu_devices",)
   sl_checkpoint: Optional[str] = None
   quick: bool = False
   size: Optional[int] = None
@@ -89,12 +94,13 @@ class Options:
   checkpoint_minutes: float = 10.0
   log_every: int = 1
   eval_games: Optional[int] = None
+  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
     stages.check_optional_ints(self, {
         "size": 5, "iterations": 0, "games": 2, "pool_size": 1,
         "snapshot_every": 1, "max_moves": 1, "grad_chunk": 1,
-        "eval_games": 0})
+        "eval_games": 0, "cpu_devices": 1})
     if self.games is not None and self.games % 2:
       raise ValueError(f"games must be even (half as each colour), got "
                        f"{self.games}")
@@ -114,8 +120,16 @@ class Options:
   def resolved(self) -> "Options":
     """Every default filled in from the library's (what command.json
     records); p_σ's path stays as given (None: the repository's)."""
-    from alphago_jax.models.policy import PolicyNetConfig  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from alphago_jax import cpu_devices
+    from alphago_jax.models.policy import PolicyNetConfig
     config = build_config(self, PolicyNetConfig())
+    devices = self.cpu_devices or (
+        1 if self.quick else cpu_devices.default_cpu_device_count())
+    if config.games_per_iteration % (2 * devices):
+      raise ValueError(
+          f"games={config.games_per_iteration} must split into an even "
+          f"number of games on each of the {devices} cpu_devices")
     iterations = self.iterations
     if iterations is None:
       iterations = 12 if self.quick else 10_000
@@ -126,7 +140,7 @@ class Options:
         lr=config.learning_rate, baseline=config.baseline,
         pool_size=config.pool_size, snapshot_every=config.snapshot_every,
         temperature=config.temperature, grad_chunk=config.grad_chunk,
-        eval_games=self.eval_games if self.eval_games is not None
+        cpu_devices=devices, eval_games=self.eval_games if self.eval_games is not None
         else 128 if self.quick else 400)
 
 
@@ -173,14 +187,6 @@ def build_config(options: Options, model=None):
 
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-  # pylint: disable=import-outside-toplevel
-  import jax
-
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import policy_games
-  from alphago_jax.training import reinforce as rl
-  from alphago_jax.training.state import variables_of
-
   try:
     options = command.options.resolved()
   except ValueError as e:
@@ -190,9 +196,33 @@ def run(command: Command) -> int:
   config_path = os.path.join(output, "config.json")
   ckpt_dir = os.path.join(output, "checkpoints")
   resuming = command.resume and os.path.exists(config_path)
+  saved = None
   if resuming:
     with open(config_path) as f:
       saved = json.load(f)
+  # The device count is fixed before JAX starts; a run keeps its own (runs
+  # recorded before it was saved ran on one device).
+  devices = saved.get("cpu_devices", 1) if saved else options.cpu_devices
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import cpu_devices
+  try:
+    cpu_devices.use_cpu_devices(devices)
+  except RuntimeError:
+    pass  # Called in a process whose JAX has started: its devices.
+  import jax
+
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import policy_games
+  from alphago_jax.training import reinforce as rl
+  from alphago_jax.training.mesh import make_mesh
+  from alphago_jax.training.state import variables_of
+  if jax.device_count() < devices:
+    log(f"note: this process has {jax.device_count()} XLA devices, fewer "
+        f"than cpu_devices={devices}: the games run on those")
+    devices = jax.device_count()
+  mesh = make_mesh(jax.devices()[:devices]) if devices > 1 else None
+
+  if resuming:
     config = rl.ReinforceConfig.from_json(saved["config"])
     sl_path, seed = saved["sl_checkpoint"], saved["seed"]
     iterations, eval_games = saved["iterations"], saved["eval_games"]
@@ -231,7 +261,8 @@ def run(command: Command) -> int:
   with open(tmp, "w") as f:
     json.dump({"config": config.to_json(), "sl_checkpoint": sl_path,
                "seed": seed, "iterations": iterations,
-               "eval_games": eval_games}, f, indent=1)
+               "eval_games": eval_games, "cpu_devices": devices}, f,
+              indent=1)
   os.replace(tmp, config_path)
   try:
     state, _ = rl.train_reinforce(
@@ -241,7 +272,7 @@ def run(command: Command) -> int:
         max_train_seconds=3600 * options.max_train_hours,
         log_every=options.log_every,
         checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
-        log=log, progress=sys.stderr.isatty())
+        log=log, progress=sys.stderr.isatty(), mesh=mesh)
   except ckpt.CheckpointMismatchError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
