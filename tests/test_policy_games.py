@@ -143,3 +143,47 @@ def test_bad_arguments_raise():
   with pytest.raises(ValueError, match="games_per_colour"):
     pg.policy_match(MODEL, None, MODEL, None, jax.random.key(0),
                     games_per_colour=0)
+
+
+TWO_DEVICES = """
+import jax, jax.numpy as jnp, numpy as np
+from alphago_jax.models.policy import PolicyNet, PolicyNetConfig, init_policy_variables
+from alphago_jax.training import make_mesh
+from alphago_jax.training import policy_games as pg
+assert jax.device_count() == 2
+model = PolicyNetConfig.tiny(board_size=5)
+game = pg.make_game(5)
+net = PolicyNet(model)
+va = init_policy_variables(net, jax.random.key(0))
+vb = init_policy_variables(net, jax.random.key(1))
+mesh = make_mesh()
+key = jax.random.key(5)
+play = pg.make_play_fn(game, (model, model), num_games=8, mesh=mesh)
+states, outcome, _ = play(va, vb, key, jnp.float32(1.0))
+reward = np.asarray(outcome.reward_a)
+# Each device's block is the unsplit game of 4 with the key folded by its
+# index: A Black in the first half of each block.
+lengths = []
+for d in range(2):
+  _, alone, _ = pg.play_games(game, (model, model), (va, vb),
+                              jax.random.fold_in(key, d), num_games=4,
+                              temperature=jnp.float32(1.0))
+  np.testing.assert_array_equal(reward[4 * d:4 * d + 4],
+                                np.asarray(alone.reward_a))
+  np.testing.assert_array_equal(np.asarray(states.step_count)[4 * d:4 * d + 4],
+                                np.asarray(alone.lengths))
+  lengths.append(int(alone.plies))
+assert int(outcome.plies) == max(lengths)
+assert pg.a_is_black_blocks(8, 2).tolist() == [True, True, False, False] * 2
+# policy_match: 3 games a colour on 2 devices plays 8, counts 3 + 3.
+r = pg.policy_match(model, va, model, vb, key, games_per_colour=3,
+                    mesh=mesh)
+assert r["games"] == 6 and r["wins"] + r["draws"] + r["losses"] == 6, r
+print("OK")
+"""
+
+
+def test_games_split_over_two_devices_are_the_unsplit_games_per_block():
+  import helpers  # pylint: disable=import-outside-toplevel
+  proc = helpers.run_python(TWO_DEVICES, devices=2, timeout=600)
+  assert proc.stdout.strip().splitlines()[-1] == "OK"

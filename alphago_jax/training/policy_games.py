@@ -31,11 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from jax.sharding import Mesh, PartitionSpec
 
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
 from alphago_jax.models.policy import PolicyNet, PolicyNetConfig
+from alphago_jax.training.mesh import DATA_AXIS
 from alphago_jax.types import MASKED_LOGIT
 
 Temperature = Union[float, chex.Array]
@@ -297,23 +299,66 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
 def make_play_fn(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                                                 PolicyNetConfig], *,
                  num_games: int, max_moves: Optional[int] = None,
-                 record: bool = False, allow_pass: bool = False):
+                 record: bool = False, allow_pass: bool = False,
+                 mesh: Optional[Mesh] = None):
   """Jitted `(variables_a, variables_b, key, temperature) -> (states,
-  GameOutcome, GameRecord or None)` of `play_games` (cached)."""
-  @jax.jit
+  GameOutcome, GameRecord or None)` of `play_games` (cached).
+
+  With a `mesh` of D devices (no `record`), each device plays
+  `num_games / D` games with its own key (the game key folded with the
+  device index), A Black in the first half of each device's block
+  (`a_is_black_blocks`); `plies` is the largest over devices."""
+  if mesh is None or mesh.shape[DATA_AXIS] == 1:
+    @jax.jit
+    def play(variables_a, variables_b, key, temperature):
+      return play_games(game, models, (variables_a, variables_b), key,
+                        num_games=num_games, temperature=temperature,
+                        max_moves=max_moves, record=record,
+                        allow_pass=allow_pass)
+    return play
+  devices = mesh.shape[DATA_AXIS]
+  if record:
+    raise ValueError("make_play_fn: record=True is not split over a mesh")
+  if num_games % (2 * devices):
+    raise ValueError(f"num_games={num_games} must split into an even "
+                     f"number of games on each of the {devices} devices")
+
+  def local(variables_a, variables_b, key, temperature):
+    key = jax.random.fold_in(key, jax.lax.axis_index(DATA_AXIS))
+    states, outcome, _ = play_games(
+        game, models, (variables_a, variables_b), key,
+        num_games=num_games // devices, temperature=temperature,
+        max_moves=max_moves, allow_pass=allow_pass)
+    outcome = outcome.replace(
+        plies=jax.lax.pmax(outcome.plies, DATA_AXIS))
+    return states, outcome
+
+  data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
+  outcome_specs = GameOutcome(score=data, black_reward=data, reward_a=data,
+                              lengths=data, finished=data, plies=rep)
+  sharded = jax.jit(jax.shard_map(
+      local, mesh=mesh, in_specs=(rep, rep, rep, rep),
+      out_specs=(data, outcome_specs), check_vma=False))
+
   def play(variables_a, variables_b, key, temperature):
-    return play_games(game, models, (variables_a, variables_b), key,
-                      num_games=num_games, temperature=temperature,
-                      max_moves=max_moves, record=record,
-                      allow_pass=allow_pass)
+    states, outcome = sharded(variables_a, variables_b, key, temperature)
+    return states, outcome, None
   return play
+
+
+def a_is_black_blocks(num_games: int, blocks: int) -> np.ndarray:
+  """bool `[B]`: A's colour in `blocks` equal blocks of games, A Black in
+  the first half of each (a game batch split over `blocks` devices)."""
+  return np.tile(np.arange(num_games // blocks) < num_games // blocks // 2,
+                 blocks)
 
 
 def policy_match(model_a: PolicyNetConfig, variables_a,
                  model_b: PolicyNetConfig, variables_b, key: chex.PRNGKey, *,
                  games_per_colour: int, temperature: float = 1.0,
                  batch_games: int = 128, game: Optional[go_lib.Go] = None,
-                 max_moves: Optional[int] = None) -> Dict[str, Any]:
+                 max_moves: Optional[int] = None,
+                 mesh: Optional[Mesh] = None) -> Dict[str, Any]:
   """Win rate of A against B over `games_per_colour` games as each colour.
 
   Both sample at `temperature` (the paper's p_ρ-vs-p_σ comparison was
@@ -321,7 +366,8 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
   batches of at most `batch_games` (half A as Black, half as White). A draw
   (possible only with an integer komi or a cap-stopped game at score 0)
   counts half a win in `win_rate` and nothing in the Wilson interval's
-  successes.
+  successes. With a `mesh`, each batch is split over its devices
+  (`make_play_fn`); a batch is rounded up to a multiple of 2 D games.
 
   Returns:
     dict: games, wins, draws, losses, win_rate, ci_low, ci_high (95%
@@ -335,21 +381,29 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
     raise ValueError(f"batch_games must be an even integer >= 2, got "
                      f"{batch_games!r}")
   game = game or make_game(model_a.board_size)
+  devices = 1 if mesh is None else mesh.shape[DATA_AXIS]
   rewards, black, lengths = [], [], []
   # Batches of equal size where possible (one compiled program).
   batches = -(-games_per_colour // (batch_games // 2))
   left = games_per_colour
   while left > 0:
     per = min(left, -(-games_per_colour // batches))
-    play = make_play_fn(game, (model_a, model_b), num_games=2 * per,
-                        max_moves=max_moves)
+    # A multiple of the devices; the games past `left` are not counted.
+    size = 2 * devices * -(-per // devices)
+    play = make_play_fn(game, (model_a, model_b), num_games=size,
+                        max_moves=max_moves, mesh=mesh)
     key, sub = jax.random.split(key)
     _, outcome, _ = play(variables_a, variables_b, sub,
                          jnp.float32(temperature))
     r = np.asarray(outcome.reward_a)
-    rewards.append(r)
-    black.append(r[:per])
-    lengths.append(np.asarray(outcome.lengths))
+    a_black = a_is_black_blocks(size, devices)
+    # The first `per` games of each colour.
+    keep = np.zeros(size, bool)
+    keep[np.flatnonzero(a_black)[:per]] = True
+    keep[np.flatnonzero(~a_black)[:per]] = True
+    rewards.append(r[keep])
+    black.append(r[keep & a_black])
+    lengths.append(np.asarray(outcome.lengths)[keep])
     left -= per
   r = np.concatenate(rewards)
   wins, draws = int((r > 0).sum()), int((r == 0).sum())

@@ -284,7 +284,7 @@ def run(command: Command) -> int:
         config.model, variables_of(state), config.model, variables,
         jax.random.key(seed + 1), games_per_colour=per, temperature=1.0,
         game=config.game, max_moves=config.max_moves,
-        batch_games=min(128, 2 * per))
+        batch_games=min(128, 2 * per), mesh=mesh)
     log(f"p_ρ vs p_σ: {result['wins']} wins, {result['losses']} losses, "
         f"{result['draws']} draws of {result['games']}: win rate "
         f"{result['win_rate']:.3f} [{result['ci_low']:.3f}, "
