@@ -20,11 +20,9 @@ of `grad_chunk` recorded positions, so memory stays bounded on 19×19 (40k+
 positions an iteration). The chunks are not looped over in XLA: an
 iteration is three compiled pieces driven from Python (`make_iteration`):
 the games, one jitted chunk gradient called once per chunk holding the
-learner's moves, and the update. On XLA's CPU backend convolution
-gradients inside a `lax.scan` body ran ~15x slower than the same gradients
-outside a loop (4 chunks of 512 9×9 positions, 6x64 net: 126 s in a scan,
-8.3 s unrolled), which made one 32-game 9×9 iteration ~300 s; driven from
-Python it takes ~11 s (~3 s of it the games), 128 games ~41 s. Every
+learner's moves, and the update: on XLA's CPU backend convolution
+gradients inside a `lax.scan` body ran an order of magnitude slower than
+the same gradients outside a loop (README). Every
 `snapshot_every` iterations the new parameters go into the pool (a ring
 buffer of `pool_size`).
 
@@ -76,11 +74,9 @@ class ReinforceConfig:
     baseline: "none" (b = 0) or "mean" (b = the batch's mean outcome).
     pool_size: snapshots kept (a ring buffer).
     snapshot_every: iterations between snapshots added to the pool. The
-      paper: 500 of 10,000 iterations (20 opponents). On a shared 2-core
-      CPU one iteration of 128 9x9 games of the 6x64 net took ~41 s (~13 s
-      of games, ~27 s of gradient; 32 games: ~11 s), so a 6-hour run is
-      hundreds of iterations on 9x9 and far fewer on 19x19: 10 keeps the
-      pool growing in either.
+      paper: 500 of 10,000 iterations (20 opponents); a CPU run is far
+      shorter (hundreds of iterations on 9x9, tens on 19x19), so 10 keeps
+      the pool growing in either.
     temperature: the softmax temperature both players sample at.
     max_moves: the ply cap (None: the engine's 2 N²).
     grad_chunk: recorded positions a gradient chunk (memory ~ chunk x the
