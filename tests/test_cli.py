@@ -19,7 +19,7 @@ import pytest
 
 from alphago_jax import games, training
 from alphago_jax.cli import main as cli_main
-from alphago_jax.cli import rundir
+from alphago_jax.cli import rundir, stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
@@ -299,24 +299,37 @@ def test_sl_policy_stage_trains_and_resumes(tmp_path, capsys):
   out, cache = str(tmp_path / "sl"), str(tmp_path / "cache")
   status, stdout, err = run_cli(
       capsys, "train", "sl-policy", "--data", PRO, "--size", "9",
-      "--min-rank", "none", "--limit", "300", "--sl.model.num-layers", "3",
-      "--sl.model.filters", "8", "--sl.model.board-size", "9",
-      "--sl.batch-size", "32", "--sl.warmup-steps", "0", "--sl.schedule",
-      "constant", "--sl.total-samples", "320", "--log-every", "5",
-      "--eval-every", "10", "--output", out, "--cache", cache)
+      "--min-rank", "none", "--limit", "300", "--layers", "3", "--filters",
+      "8", "--batch-size", "32", "--total-samples", "320", "--log-every",
+      "5", "--eval-every", "10", "--output", out, "--cache", cache)
   assert status == 0, err
-  assert "RESULT iterations=10 stop=num_steps" in stdout
-  stage, run, _ = rundir.read_config(out, STAGES)
-  assert stage == "sl-policy" and run.sl.model.filters == 8
+  assert "RESULT step=10 samples=320 " in stdout
+  stage, options, _ = rundir.read_stage(out, stages.options_types())
+  # The preset's values resolved into the record (cpu: Adam, plain trunk).
+  assert stage == "sl-policy" and options.filters == 8
+  assert (options.optimizer, options.trunk) == ("adam", "plain")
   records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
   assert [r["iteration"] for r in records] == [5, 10]
   assert "eval_top1" in records[-1]
-  status, stdout, err = run_cli(capsys, "train", "--resume", out,
-                                "--cache", cache)
+  status, stdout, err = run_cli(capsys, "train", "--resume", out)
   assert status == 0 and "resumed from step 10" in stdout, (stdout, err)
   status, _, err = run_cli(capsys, "train", "sl-policy", "--output",
-                           str(tmp_path / "x"), "--dry-run")
+                           str(tmp_path / "x"))
   assert status == 2 and "--data" in err
+
+
+def test_sl_policy_runs_of_the_nested_form_are_refused_by_name(tmp_path,
+                                                               capsys):
+  # `train sl-policy` once took --sl.* flags and wrote a config.json of
+  # its own form: such a run is refused, naming the command to use.
+  (tmp_path / "config.json").write_text(json.dumps({
+      "format": 1, "command": "train", "stage": "sl-policy",
+      "version": "0", "git_commit": None, "config": {"data": "d"}}))
+  for flags in (["--from-run", str(tmp_path), "--output",
+                 str(tmp_path / "x")], ["--resume", str(tmp_path)]):
+    status, _, err = run_cli(capsys, "train", *flags, "--dry-run")
+    assert status == 2 and "alphago-jax train sl-policy --data" in err, err
+    assert "cannot be repeated exactly" in err
 
 
 # --- fuzz: hand-edited config.json ----------------------------------------
@@ -822,8 +835,9 @@ def test_arena_gtp_engine_errors_name_the_problem(capsys, monkeypatch):
 # --- --from-run of experiments/alphago/ runs, today's and older ones ---------
 
 def test_sl_policy_run_made_today_repeats_with_from_run(tmp_path):
-  # experiments/alphago/sl_policy.py writes its own config.json and the
-  # command.json that `train --from-run` reads: the two must agree.
+  # experiments/alphago/sl_policy.py is `train sl-policy`: its run records
+  # the resolved options that `train --from-run` and `--resume` read, and a
+  # run the script recorded as a command line (format 1) still repeats.
   if not os.path.isdir(PRO):
     pytest.skip(f"game records not found at {PRO} (set ALPHAGO_JAX_DATA)")
   from helpers import run_mains  # pylint: disable=import-outside-toplevel
@@ -832,20 +846,31 @@ def test_sl_policy_run_made_today_repeats_with_from_run(tmp_path):
   argv = ["--quick", "--data", PRO, "--size", "9", "--min-rank", "none",
           "--cache", str(tmp_path / "cache"), "--total-samples", "64",
           "--eval-positions", "64", "--log-every", "1", "--eval-every", "2"]
+  old = tmp_path / "old"
+  old.mkdir()
+  (old / "command.json").write_text(json.dumps({
+      "format": 1, "script": "sl_policy.py", "argv": argv, "version": "0",
+      "git_commit": None}))
   cli = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
-  trained, repeat, resume = run_mains([
+  trained, repeat, resume, old_repeat = run_mains([
       (script, argv + ["--output", out, "--hours", "1"]),
       (cli, ["train", "--from-run", out, "--output", again, "--dry-run"]),
-      (cli, ["train", "--resume", out, "--dry-run"])])
+      (cli, ["train", "--resume", out, "--dry-run"]),
+      (cli, ["train", "--from-run", str(old), "--output", again,
+             "--dry-run"])])
   assert trained.returncode == 0, trained.stderr[-3000:]
   assert json.loads((tmp_path / "run" / "config.json").read_text())[
       "config"]["total_samples"] == 64
   assert repeat.returncode == 0, repeat.stderr[-3000:]
+  shown = json.loads(repeat.stdout)
+  assert shown["stage"] == "sl-policy" and shown["output"] == again
+  options = shown["options"]
+  assert (options["total_samples"], options["size"], options["quick"],
+          options["limit"], options["eval_every"]) == (64, 9, True, 300, 2)
+  assert json.loads(resume.stdout) == dict(shown, output=out)
   prog = "python experiments/alphago/sl_policy.py"
-  assert repeat.stdout.strip() == " ".join(
+  assert old_repeat.stdout.strip() == " ".join(
       [prog] + argv + ["--output", again])
-  assert resume.stdout.strip() == " ".join(
-      [prog] + argv + ["--output", out, "--resume"])
   assert not os.path.exists(again)  # a dry run writes nothing
 
 

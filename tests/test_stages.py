@@ -16,7 +16,8 @@ from helpers import ROOT, run_mains
 CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
 EXPERIMENTS = os.path.join(ROOT, "experiments", "alphago")
 # The options each stage requires.
-REQUIRED = {"rollout-policy": {"data": "games"}}
+REQUIRED = {"rollout-policy": {"data": "games"},
+            "sl-policy": {"data": "games"}}
 
 
 def run_cli(capsys, *argv):
@@ -49,6 +50,10 @@ def test_stage_help_shows_options_and_examples(capsys, stage):
     ("chain-9x9", ["--stop-after", "nope"], "--stop-after"),
     ("gnugo-games", ["--base-seed", "0"], "--base-seed: base_seed"),
     ("rl-policy", ["--optimizer", "rmsprop"], "--optimizer"),
+    ("sl-policy", ["--data", "d", "--min-ply", "-1"], "--min-ply: min_ply"),
+    ("sl-policy", ["--data", "d", "--process-id", "-1"],
+     "process_id must be an integer >= 0"),
+    ("sl-policy", ["--data", "d", "--trunk", "dense"], "--trunk"),
 ])
 def test_a_bad_value_names_its_flag(capsys, stage, flags, named):
   status, _, err = run_cli(capsys, "train", stage, "--output", "x", *flags)
@@ -86,6 +91,24 @@ def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
     path.write_text(json.dumps(dict(record, **change)))
     with pytest.raises(rundir.RunConfigError, match=message):
       rundir.read_stage(str(tmp_path), types)
+
+
+def test_sl_policy_options_match_the_library_and_resolve_once():
+  # The flags' choices are the library's, and the record's resolved
+  # options build the network and schedule the unresolved ones did.
+  from alphago_jax.models import policy  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import supervised as sl  # pylint: disable=import-outside-toplevel
+  module = stages.load("sl-policy")
+  hints = {f.name: f.type for f in dataclasses.fields(module.Options)}
+  assert all(f"'{o}'" in hints["optimizer"] for o in sl.OPTIMIZERS)
+  assert all(f"'{t}'" in hints["trunk"] for t in policy.TRUNKS)
+  for preset in ("cpu", "paper"):
+    for quick in (False, True):
+      options = module.Options(data="d", size=9, preset=preset, quick=quick)
+      resolved = options.resolved()
+      assert module.build_config(resolved) == module.build_config(options)
+      assert resolved.resolved() == resolved
+      assert resolved.limit == (300 if quick else None)
 
 
 def test_value_data_and_net_from_run_repeat_their_resolved_options(

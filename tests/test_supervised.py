@@ -308,11 +308,8 @@ def test_host_loop_sigterm_stops_cleanly_and_budgets_add_up(tmp_path):
 
 
 def test_sl_policy_presets():
-  import importlib.util  # pylint: disable=import-outside-toplevel
   import types  # pylint: disable=import-outside-toplevel
-  spec = importlib.util.spec_from_file_location("sl_policy", SL_POLICY)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
+  from alphago_jax.cli.stages import sl_policy as module  # pylint: disable=import-outside-toplevel
   args = dict(quick=False, preset="cpu", size=19, layers=None, filters=None,
               trunk=None, batch_size=None, lr=None, optimizer=None,
               total_samples=None)

@@ -16,7 +16,6 @@ import tyro
 
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
-from alphago_jax.training.supervised import SupervisedConfig
 
 AlphaZeroGame = Literal["tictactoe", "go9"]
 # Actions and the longest game of each (checked here, so that a config that
@@ -126,60 +125,6 @@ def alphazero_defaults(game: str) -> AlphaZeroRun:
   raise ValueError(f"game must be 'tictactoe' or 'go9', got {game!r}")
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SLPolicyRun:
-  """AlphaGo's supervised policy network trained on expert game records.
-
-  Attributes:
-    data: an .sgf file, a tar(.gz) archive or a folder of them.
-    sl: network, optimiser and schedule.
-    size: board size of the records kept.
-    min_rank: both players at least this rank ("none": any).
-    limit: use at most this many records (None: all).
-    seed: network initialisation and batch order.
-    hours: stop after this much wall-clock time in one call (None: none).
-    max_train_hours: stop once the training time over all calls reaches
-      this.
-    checkpoint_minutes: minutes between checkpoints.
-    log_every: steps per metrics record.
-    eval_every: steps between test-set evaluations.
-    eval_positions: size of the fixed test subset.
-    cpu_devices: XLA CPU devices.
-  """
-  data: str
-  sl: SupervisedConfig
-  size: int = 19
-  min_rank: str = "6d"
-  limit: Optional[int] = None
-  seed: int = 0
-  hours: Optional[float] = None
-  max_train_hours: float = 8.0
-  checkpoint_minutes: float = 10.0
-  log_every: int = 200
-  eval_every: int = 2000
-  eval_positions: int = 10_000
-  cpu_devices: int = 1
-
-  def __post_init__(self):
-    if not isinstance(self.data, str) or not self.data:
-      raise ValueError(f"data must be a path, got {self.data!r}")
-    _int("size", self.size, 5)
-    if self.size != self.sl.model.board_size:
-      raise ValueError(f"size={self.size} differs from the network's "
-                       f"sl.model.board_size={self.sl.model.board_size}")
-    if not isinstance(self.min_rank, str):
-      raise ValueError(f"min_rank must be a rank such as '6d' or 'none', "
-                       f"got {self.min_rank!r}")
-    if self.limit is not None:
-      _int("limit", self.limit, 1)
-    _int("seed", self.seed, 0)
-    _hours("hours", self.hours)
-    _hours("max_train_hours", self.max_train_hours)
-    _hours("checkpoint_minutes", self.checkpoint_minutes)
-    _int("log_every", self.log_every, 1)
-    _int("eval_every", self.eval_every, 1)
-    _int("eval_positions", self.eval_positions, 1)
-    _int("cpu_devices", self.cpu_devices, 1)
-
-
-STAGES = {"alphazero": AlphaZeroRun, "sl-policy": SLPolicyRun}
+# (AlphaGo's 2016 stages record their options in command.json instead:
+# `alphago_jax.cli.stages`.)
+STAGES = {"alphazero": AlphaZeroRun}

@@ -221,9 +221,18 @@ _ARCHITECTURE = {"game", "num_actions", "observation_shape", "model",
 def _check_not_legacy(path: str, record: Dict[str, Any]) -> None:
   """Raises `RunConfigError` naming the command to use for a config.json
   of a run that predates `--from-run` (see `_LEGACY_SCRIPTS`)."""
+  run_dir = os.path.dirname(path) or "."
+  if record.get("command") == "train" and record.get("stage") == "sl-policy":
+    # `train sl-policy` once took the library's nested config (--sl.*);
+    # its runs hold settings that the stage's options cannot express.
+    raise RunConfigError(
+        f"{path}: a run of `alphago-jax train sl-policy` from before it "
+        f"became the sl_policy.py stage (its --sl.* flags are gone), so it "
+        f"cannot be repeated exactly. Start it again with `alphago-jax "
+        f"train sl-policy --data ... --output NEW` and the settings in this "
+        f"file (--layers, --filters, --batch-size, --lr, --total-samples)")
   if "format" in record or "command" in record:
     return
-  run_dir = os.path.dirname(path) or "."
   keys = set(record)
   if keys == _ARCHITECTURE:
     game = "go9" if record["game"] == "go" else "tictactoe"

@@ -27,8 +27,7 @@ from typing import Annotated, Any, Callable, Dict, List, Optional
 import tyro
 
 from alphago_jax.cli import rundir, stages
-from alphago_jax.cli.configs import (STAGES, AlphaZeroRun, SLPolicyRun,
-                                     alphazero_defaults)
+from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
 Log = Callable[[str], None]
 
@@ -148,51 +147,6 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   return history
 
 
-def run_sl_policy(run: SLPolicyRun, output: str, *,
-                  progress: Optional[bool] = None, log: Log = _print,
-                  cache: Optional[str] = None) -> List[Dict[str, Any]]:
-  """Runs (or resumes) a supervised policy run in `output`."""
-  _use_cpu_devices(run.cpu_devices, log)
-  # pylint: disable=import-outside-toplevel
-  import jax
-
-  from alphago_jax import data as data_lib
-  from alphago_jax.training import supervised as sl
-  from alphago_jax.training.loop import make_mesh
-
-  if jax.process_index() == 0:
-    rundir.write_config(output, command="train", stage="sl-policy",
-                        config=run)
-  filters = data_lib.Filters(
-      size=run.size,
-      min_rank=None if run.min_rank.lower() == "none" else run.min_rank)
-  dataset = data_lib.DatasetConfig(filters=filters, seed=0, limit=run.limit)
-  prepared = data_lib.prepare(run.data, cache, dataset,
-                              workers=min(2, os.cpu_count() or 1), log=log)
-  train, test = prepared.split("train"), prepared.split("test")
-  log(f"cache {prepared.path}: {len(train)} train, {len(test)} test "
-      f"positions")
-  mesh = make_mesh() if jax.device_count() > 1 else None
-  if progress is None:
-    progress = sys.stderr.isatty()
-  try:
-    _, history = sl.train_supervised(
-        run.sl, train, seed=run.seed,
-        eval_positions=sl.eval_subset(test, run.eval_positions),
-        output_dir=output, mesh=mesh,
-        max_seconds=None if run.hours is None else 3600 * run.hours,
-        max_train_seconds=3600 * run.max_train_hours,
-        log_every=run.log_every, eval_every=run.eval_every,
-        checkpoint_seconds=60 * run.checkpoint_minutes, resume=True,
-        log=log, progress=progress)
-  except KeyboardInterrupt:
-    log(f"interrupted: {output} keeps its last checkpoint; continue with "
-        f"`alphago-jax train --resume {output}`")
-    raise
-  _say_if_stopped_by_signal(history, output, log)
-  return history
-
-
 # --- the command line ---------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -211,25 +165,6 @@ class TrainAlphaZero:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class TrainSLPolicy:
-  """AlphaGo's supervised policy network on expert games (the 6x64 CPU
-  preset by default).
-
-  Attributes:
-    output: the run directory.
-    cache: folder for the position cache (default: beside the data if
-      writable, else ~/.cache/alphago_jax).
-    dry_run: print the resolved config.json and stop.
-    progress: a progress bar (default: when stderr is a terminal).
-  """
-  output: str
-  cache: Optional[str] = None
-  dry_run: bool = False
-  progress: Optional[bool] = None
-  run: Annotated[SLPolicyRun, tyro.conf.arg(name="")]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class Repeat:
   """Repeat a run from its config.json, or continue it.
 
@@ -243,7 +178,6 @@ class Repeat:
     iterations: with --resume: a new iteration budget (recorded in
       config.json; rl-policy: in its config.json).
     hours: with --resume: a new wall-clock limit per call (recorded).
-    cache: sl-policy: folder for the position cache (as when it started).
     dry_run: print the resolved config.json and stop.
     progress: a progress bar (default: when stderr is a terminal).
   """
@@ -252,7 +186,6 @@ class Repeat:
   output: Optional[str] = None
   iterations: Optional[int] = None
   hours: Optional[float] = None
-  cache: Optional[str] = None
   dry_run: bool = False
   progress: Optional[bool] = None
 
@@ -260,11 +193,11 @@ class Repeat:
 EXAMPLES = """examples:
   alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
   alphago-jax train go9 --output runs/go9 --hours 3 --train.num-games 32
-  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
   alphago-jax train --from-run runs/ttt --output runs/ttt-again
   alphago-jax train --resume runs/go9 --hours 2
 
-the later AlphaGo stages (each with --help, --resume or rerun, --quick):
+AlphaGo's 2016 stages (each with --help, --resume or rerun, --quick):
+  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
   alphago-jax train gnugo-games --output data/gnugo9b --games 1200
   alphago-jax train rollout-policy --data ../shared/data/kgs-6d --output runs/rollout
   alphago-jax train rl-policy --sl-checkpoint checkpoints/sl9 --output runs/rl9
@@ -276,15 +209,10 @@ the later AlphaGo stages (each with --help, --resume or rerun, --quick):
 
 
 def _defaults():
-  from alphago_jax.models.policy import PolicyNetConfig  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training.supervised import SupervisedConfig  # pylint: disable=import-outside-toplevel
-  sl = SLPolicyRun(data="<required>",
-                   sl=SupervisedConfig(model=PolicyNetConfig.cpu()))
   return {
       "tictactoe": TrainAlphaZero(output="runs/ttt",
                                   run=alphazero_defaults("tictactoe")),
       "go9": TrainAlphaZero(output="runs/go9", run=alphazero_defaults("go9")),
-      "sl-policy": TrainSLPolicy(output="runs/sl", run=sl),
   }
 
 
@@ -330,9 +258,6 @@ def _repeat(args: Repeat) -> int:
     output = args.resume
     changes = {k: v for k, v in (("iterations", args.iterations),
                                  ("hours", args.hours)) if v is not None}
-    if "iterations" in changes and stage != "alphazero":
-      raise rundir.RunConfigError("--iterations: the sl-policy stage has a "
-                                  "sample budget (sl.total_samples)")
     try:
       run = dataclasses.replace(run, **changes)
     except ValueError as e:
@@ -340,66 +265,22 @@ def _repeat(args: Repeat) -> int:
   if args.dry_run:
     _show(stage, run)
     return 0
-  if stage == "alphazero":
-    run_alphazero(run, output, progress=args.progress)
-  else:
-    run_sl_policy(run, output, progress=args.progress, cache=args.cache)
+  run_alphazero(run, output, progress=args.progress)
   return 0
 
 
-# The later 2016 stages, each a typed command of `alphago_jax.cli.stages`
+# AlphaGo's 2016 stages, each a typed command of `alphago_jax.cli.stages`
 # (its own config.json, --quick where it has one, --resume where it
-# trains), and the experiments/alphago/ script each was (and still wraps).
-ALPHAGO_STAGES = {
-    "gnugo-games": "gnugo_games.py",
-    "rollout-policy": "rollout_policy.py",
-    "rl-policy": "rl_policy.py",
-    "value-data": "value_data.py",
-    "value-net": "value_net.py",
-    "chain-9x9": "chain9.py",
-}
+# trains), and the experiments/alphago/ script that wraps it.
+ALPHAGO_STAGES = {stage: script for script, stage in stages.SCRIPTS.items()}
 
 
-# The scripts whose runs recorded their command line (command.json of
-# format 1), so that `--from-run` and `--resume` can repeat them; the ones
-# with a --resume flag (and --hours) continue through it, the others by
-# running the same command again. The stages' scripts are run as the
-# package's commands now, so that those records still repeat.
-ALPHAGO_SCRIPTS = frozenset(ALPHAGO_STAGES.values()) | {"sl_policy.py"}
+# Runs of those scripts that recorded their command line (command.json of
+# format 1) repeat through the stage's command, which takes the same flags;
+# the ones with a --resume flag (and --hours) continue through it, the
+# others by running the same command again.
 RESUME_FLAG = frozenset({"sl_policy.py", "rollout_policy.py",
                          "rl_policy.py", "value_net.py"})
-
-
-def run_script(script: str, argv: List[str], prog: str) -> int:
-  """`main(argv)` of experiments/alphago/`script`: the package's stage
-  command where it is one, else the script from this checkout."""
-  if script in stages.SCRIPTS:
-    return stages.main(stages.SCRIPTS[script], argv, prog)
-  import importlib.util  # pylint: disable=import-outside-toplevel
-  root = os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  path = os.path.join(root, "experiments", "alphago", script)
-  if not os.path.exists(path):
-    print(f"error: {prog} runs {path}, which this installation lacks (it "
-          "comes with a checkout of the repository)", file=sys.stderr)
-    return 2
-  spec = importlib.util.spec_from_file_location(
-      f"alphago_stage_{script[:-3]}", path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  saved = sys.argv[0]
-  sys.argv[0] = prog  # argparse's prog
-  try:
-    return module.main(argv) or 0
-  finally:
-    sys.argv[0] = saved
-
-
-def run_alphago_stage(stage: str, argv: List[str]) -> int:
-  """`alphago-jax train STAGE ARGS` for a stage of `ALPHAGO_STAGES`."""
-  if stage in stages.MODULES:
-    return stages.main(stage, argv)
-  return run_script(ALPHAGO_STAGES[stage], argv, f"alphago-jax train {stage}")
 
 
 def _repeat_stage(args: Repeat, source: str) -> int:
@@ -407,10 +288,6 @@ def _repeat_stage(args: Repeat, source: str) -> int:
   (command.json of format 2): the same options, resolved as they ran."""
   stage, options, record = rundir.read_stage(source, stages.options_types())
   _note_other_commit(source, record)
-  if args.cache is not None:
-    raise rundir.RunConfigError(
-        f"--cache: a {stage} run keeps its recorded options (see "
-        f"{os.path.join(source, rundir.COMMAND_FILE)})")
   if args.from_run is not None:
     if args.hours is not None or args.iterations is not None:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
@@ -439,14 +316,11 @@ def _repeat_command(args: Repeat, source: str) -> int:
   that command again, from its command.json."""
   if rundir.command_format(source) == rundir.STAGE_FORMAT:
     return _repeat_stage(args, source)
-  script, argv, record = rundir.read_command(source, ALPHAGO_SCRIPTS)
+  script, argv, record = rundir.read_command(source, stages.SCRIPTS)
   _note_other_commit(source, record)
   if args.iterations is not None:
     raise rundir.RunConfigError(f"--iterations: {script} runs have their "
                                 "own budget flags (in its command line)")
-  if args.cache is not None:
-    raise rundir.RunConfigError(f"--cache: {script} takes its --cache in "
-                                "its command line")
   if args.from_run is not None:
     if args.hours is not None:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
@@ -464,14 +338,14 @@ def _repeat_command(args: Repeat, source: str) -> int:
   if args.dry_run:
     print(" ".join([prog] + call))
     return 0
-  return run_script(script, call, prog)
+  return stages.main(stages.SCRIPTS[script], call, prog)
 
 
 def main(argv: List[str]) -> int:
   """`alphago-jax train ARGS`; returns the exit status."""
   prog = "alphago-jax train"
-  if argv and argv[0] in ALPHAGO_STAGES:
-    return run_alphago_stage(argv[0], argv[1:])
+  if argv and argv[0] in stages.MODULES:
+    return stages.main(argv[0], argv[1:])
   try:
     if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
            for a in argv):
@@ -486,19 +360,11 @@ def main(argv: List[str]) -> int:
                      + EXAMPLES)
     except ValueError as e:  # the run config's own validation
       raise rundir.RunConfigError(str(e)) from None
-    if isinstance(cmd.run, SLPolicyRun) and cmd.run.data == "<required>":
-      raise rundir.RunConfigError("sl-policy needs --data (an .sgf file, "
-                                  "archive or folder)")
-    stage = "alphazero" if isinstance(cmd, TrainAlphaZero) else "sl-policy"
     if cmd.dry_run:
-      _show(stage, cmd.run)
+      _show("alphazero", cmd.run)
       return 0
     _check_fresh(cmd.output)
-    if stage == "alphazero":
-      history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress)
-    else:
-      history = run_sl_policy(cmd.run, cmd.output, progress=cmd.progress,
-                              cache=cmd.cache)
+    history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress)
   except rundir.RunConfigError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2

@@ -1,15 +1,13 @@
-"""The dataset of a training run on game records: its flags, the JSON a
-run saves in its config.json (what `--resume` reads back) and the train
-and test positions it names.
+"""The dataset of a training run on game records: the JSON a run saves in
+its config.json (what `--resume` reads back) from its options, and the
+train and test positions it names.
 
-Shared by the commands that train on records (`experiments/alphago/`
-`sl_policy.py`, `rollout_policy.py`) so that they filter, split and cut
-openings the same way.
+Shared by the stages that train on records (`alphago-jax train sl-policy`,
+`rollout-policy`) so that they filter, split and cut openings the same way.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -18,30 +16,11 @@ from alphago_jax.data.positions import prepare
 from alphago_jax.data.records import Filters
 
 
-def add_dataset_arguments(p: argparse.ArgumentParser, *,
-                          size: int = 19) -> None:
-  """--data, --cache, --size, --min-rank, --fractions and --min-ply."""
-  p.add_argument("--data", required=True,
-                 help="an .sgf file, a tar(.gz) archive or a folder of them")
-  p.add_argument("--cache", default=None,
-                 help="folder for position caches (default: beside the data "
-                 "if writable, else ~/.cache/alphago_jax)")
-  p.add_argument("--size", type=int, default=size, help="board size kept")
-  p.add_argument("--min-rank", default="6d",
-                 help="both players at least this rank; 'none' for any")
-  p.add_argument("--fractions", type=float, nargs=3, default=None,
-                 metavar=("TRAIN", "VAL", "TEST"),
-                 help="shares of the games per split (default 0.95 0.025 "
-                 "0.025)")
-  p.add_argument("--min-ply", type=int, default=0,
-                 help="leave out positions before this engine move, in "
-                 "training and test (generated games' random openings)")
-
-
-def dataset_from_args(args: argparse.Namespace, *,
+def dataset_from_args(args: Any, *,
                       limit: Optional[int] = None) -> Dict[str, Any]:
   """The run's dataset JSON (`DatasetConfig.to_json()` plus `min_ply`)
-  from `add_dataset_arguments`' flags; ValueError names a bad flag."""
+  from a stage's options (`size`, `min_rank`, `fractions`, `min_ply`);
+  ValueError names a bad flag."""
   if args.min_ply < 0:
     raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
   min_rank = None if args.min_rank.lower() == "none" else args.min_rank

@@ -5,7 +5,8 @@ computes; its run directory's command.json records them resolved, every
 default filled in, so that `--from-run` repeats the values the run used
 even after a default changes), `Command` (the options plus the flags of
 one call: --output, and --resume/--hours where the stage has them),
-`EXAMPLES`, and `run(command) -> int`. The scripts of experiments/alphago/
+`EXAMPLES`, and `run(command) -> int`. The training stages' `Command` is
+`TrainingCommand` of their options. The scripts of experiments/alphago/
 are thin wrappers over `main`, so their command lines keep working.
 """
 
@@ -15,12 +16,15 @@ import dataclasses
 import importlib
 import math
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
+
+import tyro
 
 from alphago_jax.cli import rundir
 
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
 MODULES = {
+    "sl-policy": "sl_policy",
     "gnugo-games": "gnugo_games",
     "rollout-policy": "rollout_policy",
     "rl-policy": "rl_policy",
@@ -30,6 +34,29 @@ MODULES = {
 }
 # command.json of format 1 names the script a run was started with.
 SCRIPTS = {f"{module}.py": stage for stage, module in MODULES.items()}
+
+
+OptionsT = TypeVar("OptionsT")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainingCommand(Generic[OptionsT]):
+  """A call of a training stage: its options and where and how long this
+  call runs (a stage subclasses it as `Command(TrainingCommand[Options])`,
+  a class rather than the alias, so that `dataclasses.fields` reads it).
+
+  Attributes:
+    output: the run directory.
+    resume: continue the run in OUTPUT with its config.json.
+    hours: stop after this much wall-clock time in this call.
+  """
+  output: str
+  resume: bool = False
+  hours: Optional[float] = None
+  options: Annotated[OptionsT, tyro.conf.arg(name="")]
+
+  def __post_init__(self):
+    check_positive("hours", self.hours)
 
 
 def load(stage: str):
@@ -62,7 +89,6 @@ def parse(stage: str, argv: List[str], prog: str):
     RunConfigError: a value the options' validation refuses, naming its
       flag.
   """
-  import tyro  # pylint: disable=import-outside-toplevel
   module = load(stage)
   description = module.__doc__.split("\n\n")[0] + "\n\n" + module.EXAMPLES
   try:

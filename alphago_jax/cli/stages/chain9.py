@@ -5,8 +5,7 @@ OUTPUT, each reading the one before:
 
 1. `games/`: GNU Go plays itself (`train gnugo-games`; skipped with
    --games-dir, which reads existing records instead);
-2. `sl/`: the supervised policy p_σ on those games
-   (`experiments/alphago/sl_policy.py`, from the checkout);
+2. `sl/`: the supervised policy p_σ on those games (`train sl-policy`);
 3. `rollout/`: the fast rollout policy p_π on the same games
    (`train rollout-policy`);
 4. `rl/`: p_ρ by REINFORCE from p_σ (`train rl-policy`);
@@ -41,9 +40,6 @@ from alphago_jax.cli import stages
 
 STAGE = "chain-9x9"
 STAGES = ("games", "sl", "rollout", "rl", "value_data", "value")
-# The repository's root: the sl stage is still a script of its checkout.
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
 EXAMPLES = """examples:
   alphago-jax train chain-9x9 --output runs/chain9
   alphago-jax train chain-9x9 --output runs/chain9 --games-dir data/gnugo9
@@ -123,8 +119,8 @@ def stage_commands(out: str, games_dir: str, quick: bool, workers: int):
       "games": ("gnugo-games", ["--output", games_dir, "--workers",
                                 str(workers), "--quiet"]
                 + commands["games"], None),
-      "sl": ("sl_policy.py", ["--data", games_dir, "--cache", cache,
-                              "--output", d("sl")] + split + commands["sl"],
+      "sl": ("sl-policy", ["--data", games_dir, "--cache", cache,
+                           "--output", d("sl")] + split + commands["sl"],
              ["--resume"]),
       "rollout": ("rollout-policy",
                   ["--data", games_dir, "--cache", cache, "--output",
@@ -155,11 +151,7 @@ def result_fields(line: str) -> dict:
 
 
 def process_argv(command: str, argv) -> list:
-  """The subprocess of a stage: `alphago-jax train STAGE` of this package,
-  or the script of experiments/alphago/."""
-  if command.endswith(".py"):
-    return [sys.executable, os.path.join(ROOT, "experiments", "alphago",
-                                         command), *argv]
+  """The subprocess of a stage: `alphago-jax train STAGE` of this package."""
   return [sys.executable, "-m", "alphago_jax.cli", "train", command, *argv]
 
 

@@ -24,9 +24,7 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Annotated, Literal, Optional, Tuple
-
-import tyro
+from typing import Literal, Optional, Tuple
 
 from alphago_jax.cli import stages
 
@@ -119,21 +117,8 @@ class Options:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Command:
-  """A call of the stage.
-
-  Attributes:
-    output: the run directory.
-    resume: continue the run in OUTPUT with its config.json.
-    hours: stop after this much wall-clock time in this call.
-  """
-  output: str
-  resume: bool = False
-  hours: Optional[float] = None
-  options: Annotated[Options, tyro.conf.arg(name="")]
-
-  def __post_init__(self):
-    stages.check_positive("hours", self.hours)
+class Command(stages.TrainingCommand[Options]):
+  """A call of the stage (--output, --resume, --hours)."""
 
 
 def build_config(options: Options, size: int):

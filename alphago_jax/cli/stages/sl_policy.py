@@ -1,0 +1,309 @@
+"""Trains AlphaGo's supervised policy network p_σ on game records.
+
+Builds (or reuses) the position cache of --data, then trains on its train
+split; OUTPUT gets config.json, command.json (these options, resolved),
+metrics.jsonl (train loss and accuracy every --log-every steps, top-1/top-5
+on a fixed subset of the test split every --eval-every steps: the
+accuracy-vs-samples curve), tensorboard/ and orbax checkpoints (every
+--checkpoint-minutes and on stopping; SIGTERM and Ctrl-C stop cleanly,
+kill -9 loses at most the minutes since the last one). A run stops at its
+sample budget, after --hours in this call, or once its training time over
+all calls reaches --max-train-hours; rerun with --resume to continue it
+exactly where it stopped (the run's config.json wins over the flags, but
+--total-samples re-plans the schedule's horizon).
+
+Presets: `cpu` (default: 6 layers of 64 filters, the 46 planes without
+ladders, Adam with a cosine decay, sized for a 2-core CPU) and `paper` (13
+layers of 192 filters on all 48 planes, for an accelerator). --quick: 300
+records, a 3-layer 8-filter net, 40 steps. The last line is `RESULT
+step=<s> samples=<n> test_top1=<x> test_top5=<y> devices=<d>`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Literal, Optional, Tuple
+
+from alphago_jax.cli import stages
+
+STAGE = "sl-policy"
+EXAMPLES = """examples:
+  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl19 [--cache /tmp/caches] [--hours 2]
+  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl19 --resume [--total-samples N]
+  alphago-jax train sl-policy --data data/gnugo9 --cache /tmp/caches --size 9 --min-rank none --fractions 0.9 0.05 0.05 --min-ply 4 --total-samples 600000 --output runs/sl9
+  alphago-jax train sl-policy --preset paper --data D --output O   (13x192, for an accelerator)
+  alphago-jax train sl-policy --quick --data D --output O   (a smoke test)"""
+
+# On a busy shared CPU one device's thread can be descheduled for a while;
+# XLA's CPU all-reduce would then abort the process after 40 s. A true
+# deadlock still ends the process (a resume loses at most a checkpoint
+# interval) rather than holding the machine for an hour.
+PATIENT_COLLECTIVES = {
+    "xla_cpu_collective_call_warn_stuck_timeout_seconds": 120,
+    "xla_cpu_collective_call_terminate_timeout_seconds": 600,
+    "xla_cpu_collective_timeout_seconds": 600,
+}
+
+
+def patient_collectives() -> None:
+  """Adds `PATIENT_COLLECTIVES` to `XLA_FLAGS` (those not set there
+  already); before the first JAX operation."""
+  flags = os.environ.get("XLA_FLAGS", "")
+  extra = [f"--{k}={v}" for k, v in PATIENT_COLLECTIVES.items()
+           if k not in flags]
+  os.environ["XLA_FLAGS"] = " ".join([flags] + extra).strip()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options:
+  """What a supervised-policy run computes (recorded in command.json).
+
+  Attributes:
+    data: an .sgf file, a tar(.gz) archive or a folder of them.
+    cache: folder for position caches (default: beside the data if
+      writable, else ~/.cache/alphago_jax).
+    size: board size kept.
+    min_rank: both players at least this rank; 'none' for any.
+    fractions: shares of the games per split, TRAIN VAL TEST (default 0.95
+      0.025 0.025).
+    min_ply: leave out positions before this engine move, in training and
+      test (generated games' random openings).
+    limit: read at most this many records (default all; --quick 300).
+    preset: the network and schedule.
+    quick: a smoke test: 300 records, a tiny net, 40 steps.
+    layers: convolutions (default: the preset's).
+    filters: filters a convolution (default: the preset's).
+    trunk: plain 3x3 convolutions (the paper's) or residual blocks
+      (default: the preset's).
+    optimizer: adam or sgd (default: the preset's).
+    lr: peak learning rate (default: the preset's).
+    batch_size: positions a step (default: the preset's).
+    total_samples: training positions of the run, the schedule's horizon
+      (default: the preset's); with --resume, re-plans it.
+    seed: network initialisation and batch order.
+    max_train_hours: stop once the run's training time over all calls
+      reaches this.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: steps per metrics record (default 200; --quick 5).
+    eval_every: steps between test evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed test subset of the curve.
+    cpu_devices: XLA CPU devices (default: a power of two up to the
+      cores; one per core uses every core); XLA_FLAGS wins where it sets
+      the count.
+  """
+  data: str
+  cache: Optional[str] = None
+  size: int = 19
+  min_rank: str = "6d"
+  fractions: Optional[Tuple[float, float, float]] = None
+  min_ply: int = 0
+  limit: Optional[int] = None
+  preset: Literal["cpu", "paper"] = "cpu"
+  quick: bool = False
+  layers: Optional[int] = None
+  filters: Optional[int] = None
+  trunk: Optional[Literal["plain", "residual"]] = None
+  optimizer: Optional[Literal["adam", "sgd"]] = None
+  lr: Optional[float] = None
+  batch_size: Optional[int] = None
+  total_samples: Optional[int] = None
+  seed: int = 0
+  max_train_hours: float = 8.0
+  checkpoint_minutes: float = 10.0
+  log_every: Optional[int] = None
+  eval_every: Optional[int] = None
+  eval_positions: int = 10_000
+  cpu_devices: Optional[int] = None
+
+  def __post_init__(self):
+    if not isinstance(self.data, str) or not self.data:
+      raise ValueError(f"data must be a path, got {self.data!r}")
+    stages.check_int("size", self.size, 5)
+    stages.check_int("min_ply", self.min_ply, 0)
+    for name, allowed in (("preset", ("cpu", "paper")),
+                          ("trunk", (None, "plain", "residual")),
+                          ("optimizer", (None, "adam", "sgd"))):
+      if getattr(self, name) not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got "
+                         f"{getattr(self, name)!r}")
+    stages.check_optional_ints(self, {
+        "limit": 1, "layers": 1, "filters": 1, "batch_size": 1,
+        "total_samples": 1, "log_every": 1, "eval_every": 1,
+        "cpu_devices": 1})
+    stages.check_positive("lr", self.lr)
+    stages.check_int("seed", self.seed, 0)
+    stages.check_positive("max_train_hours", self.max_train_hours)
+    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
+    stages.check_int("eval_positions", self.eval_positions, 1)
+    if self.fractions is not None:
+      for share in self.fractions:
+        stages.check_positive("fractions", share, zero=True)
+
+  def resolved(self) -> "Options":
+    """Every default filled in from the preset's and the machine's (what
+    command.json records, so that a repeat keeps them when those change)."""
+    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+    config = build_config(self)
+    return dataclasses.replace(
+        self, layers=config.model.num_layers, filters=config.model.filters,
+        trunk=config.model.trunk, optimizer=config.optimizer,
+        lr=config.learning_rate, batch_size=config.batch_size,
+        total_samples=config.total_samples,
+        limit=self.limit or (300 if self.quick else None),
+        log_every=self.log_every or (5 if self.quick else 200),
+        eval_every=self.eval_every or (20 if self.quick else 2000),
+        cpu_devices=self.cpu_devices or cpu_devices.default_cpu_device_count())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Command(stages.TrainingCommand[Options]):
+  """A call of the stage.
+
+  Attributes:
+    coordinator: multi-host: address:port of process 0.
+    num_processes: multi-host: the number of processes.
+    process_id: multi-host: this process's index.
+  """
+  coordinator: Optional[str] = None
+  num_processes: int = 1
+  process_id: int = 0
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_int("num_processes", self.num_processes, 1)
+    stages.check_int("process_id", self.process_id, 0)
+
+
+def build_config(options):
+  """The library's `SupervisedConfig` of `options`' preset and overrides."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.policy import PolicyNetConfig
+  from alphago_jax.training import supervised as sl
+  if options.quick:
+    config = sl.SupervisedConfig(
+        model=PolicyNetConfig.tiny(board_size=options.size), batch_size=32,
+        learning_rate=3e-3, warmup_steps=0, schedule="constant",
+        total_samples=40 * 32)
+  elif options.preset == "paper":
+    config = sl.SupervisedConfig(
+        model=dataclasses.replace(PolicyNetConfig.paper(),
+                                  board_size=options.size),
+        batch_size=256, learning_rate=5e-4, warmup_steps=2000,
+        total_samples=100_000_000)
+  else:
+    config = sl.SupervisedConfig(
+        model=dataclasses.replace(PolicyNetConfig.cpu(),
+                                  board_size=options.size))
+  model = config.model
+  for flag, field in (("layers", "num_layers"), ("filters", "filters"),
+                      ("trunk", "trunk")):
+    if getattr(options, flag) is not None:
+      model = dataclasses.replace(model, **{field: getattr(options, flag)})
+  overrides = {k: v for k, v in {
+      "batch_size": options.batch_size, "learning_rate": options.lr,
+      "optimizer": options.optimizer,
+      "total_samples": options.total_samples}.items() if v is not None}
+  return dataclasses.replace(config, model=model, **overrides)
+
+
+def run(command: Command) -> int:
+  """Trains (or resumes) the run of `command`; the exit status."""
+  try:
+    options = command.options.resolved()
+  except ValueError as e:
+    return stages.fail(str(e))
+  patient_collectives()
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax import cpu_devices
+  try:  # Before JAX starts: the first JAX operation fixes the devices.
+    cpu_devices.use_cpu_devices(options.cpu_devices)
+  except ValueError as e:
+    return stages.fail(f"--cpu-devices: {e}")
+  except RuntimeError:
+    pass  # Called in a process whose JAX has started: its devices.
+  import jax
+  from jax.experimental import multihost_utils
+
+  from alphago_jax import data as data_lib
+  from alphago_jax.data import run_dataset
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import supervised as sl
+  from alphago_jax.training.loop import make_mesh
+
+  if command.coordinator:
+    jax.distributed.initialize(command.coordinator, command.num_processes,
+                               command.process_id)
+  output = command.output
+  log = lambda line: print(line, flush=True)
+  config_path = os.path.join(output, "config.json")
+  ckpt_dir = os.path.join(output, "checkpoints")
+  resuming = command.resume and os.path.exists(config_path)
+  if resuming:
+    with open(config_path) as f:
+      saved = json.load(f)
+    config = sl.SupervisedConfig.from_json(saved["config"])
+    dataset, seed = saved["dataset"], saved["seed"]
+    # Only a --total-samples given in this call re-plans (the resolved
+    # options hold the preset's).
+    horizon = command.options.total_samples
+    if horizon is not None and horizon != config.total_samples:
+      # Re-planning the horizon (a run that must end within its time
+      # budget) changes only the schedule's shape from here on; the
+      # optimizer state does not depend on it.
+      log(f"schedule horizon {config.total_samples} -> {horizon} samples")
+      config = dataclasses.replace(config, total_samples=horizon)
+  else:
+    if ckpt.latest_step(ckpt_dir) is not None:
+      return stages.fail(f"{output} already holds a run; pass --resume to "
+                         f"continue it or choose another --output")
+    try:
+      config = build_config(options)
+      dataset = run_dataset.dataset_from_args(options, limit=options.limit)
+    except ValueError as e:
+      return stages.fail(str(e))
+    seed = options.seed
+  try:
+    cache, train, test = run_dataset.open_splits(options.data, options.cache,
+                                                 dataset, log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  log(f"cache {cache.path}: {len(train)} train, {len(test)} test positions")
+  if jax.process_index() == 0:
+    if not resuming:
+      stages.record(output, STAGE, options)
+    os.makedirs(output, exist_ok=True)
+    tmp = config_path + ".tmp"
+    with open(tmp, "w") as f:
+      # The paths as given, not absolute: run directories get committed.
+      json.dump({"config": config.to_json(), "dataset": dataset,
+                 "data": options.data, "cache": options.cache,
+                 "seed": seed}, f, indent=1)
+    os.replace(tmp, config_path)
+  if jax.process_count() > 1:
+    multihost_utils.sync_global_devices("sl_policy: output ready")
+  mesh = make_mesh() if jax.device_count() > 1 else None
+  try:
+    state, history = sl.train_supervised(
+        config, train, seed=seed,
+        eval_positions=sl.eval_subset(test, options.eval_positions),
+        output_dir=output, mesh=mesh,
+        max_seconds=None if command.hours is None else 3600 * command.hours,
+        max_train_seconds=3600 * options.max_train_hours,
+        log_every=options.log_every, eval_every=options.eval_every,
+        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
+        log=log, progress=sys.stderr.isatty())
+  except ckpt.CheckpointMismatchError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  evals = [r for r in history if "eval_top1" in r]
+  last = evals[-1] if evals else {}
+  print(f"RESULT step={int(state.iteration)} "
+        f"samples={int(state.iteration) * config.batch_size} "
+        f"test_top1={last.get('eval_top1', float('nan')):.4f} "
+        f"test_top5={last.get('eval_top5', float('nan')):.4f} "
+        f"devices={jax.device_count()}")
+  return 0
