@@ -135,6 +135,12 @@ def test_quick_run_files_agree_with_each_other(runs):
                  if name in (x["player"], x["opponent"]))
     assert int(r["games"]) == played
     assert float(r["elo_low"]) <= float(r["elo"]) <= float(r["elo_high"])
+  # The files read back as the run's own summary says.
+  summary = ablation.load_summary(run_dir)
+  assert report.read_results_csv(os.path.join(run_dir, "results.csv")) == (
+      summary.pairings)
+  assert report.read_elo_csv(os.path.join(run_dir, "elo.csv")) == {
+      n: float(f"{r:.1f}") for n, (r, _, _) in summary.ratings.items()}
   table = open(os.path.join(run_dir, "table.md")).read()
   assert "raw Q in [−1, 1]" in table
   assert f"Played: {len(records)} of {len(records)} games." in table

@@ -3,6 +3,8 @@
     alphago-jax reproduce mcts-vs-random [--games 200] [--seed 0]
     alphago-jax reproduce tictactoe-perfect [--output runs/ttt-perfect]
     alphago-jax reproduce go9-curve [-- --run runs/go9 ...]
+    alphago-jax reproduce lambda [--run DIR] [--rerun [-- SWEEP FLAGS]]
+    alphago-jax reproduce c-puct [--run DIR] [--rerun [-- SWEEP FLAGS]]
 
 - `mcts-vs-random`: UCT (X, moves first) against a uniformly random O on
   tic-tac-toe at 0, 10, 100 and 1000 simulations a move: win/draw/loss
@@ -15,6 +17,12 @@
   run directory, resumable, with the README's table at the end.
 - `go9-curve`: the 9×9 learning curve (`experiments/go9_learning_curve.py`
   of the source checkout; arguments after `--` go to it).
+- `lambda`, `c-puct`: the committed ablations of AlphaGo's search
+  (docs/ablations/lambda-ag, cpuct-ag; `--run` another sweep's directory)
+  beside AlphaGo's published figures (`cli.reproduce_ablations`), with
+  the `alphago-jax sweep` command that replays their games; `--rerun`
+  runs it (into --output; arguments after `--` are added to it), then
+  prints the table of the new run.
 """
 
 from __future__ import annotations
@@ -157,7 +165,10 @@ def go9_curve(argv: List[str]) -> int:
 EXAMPLES = """examples:
   alphago-jax reproduce mcts-vs-random --games 200
   alphago-jax reproduce tictactoe-perfect --output runs/ttt-perfect
-  alphago-jax reproduce go9-curve -- --run runs/go9 --final-uct-games 128"""
+  alphago-jax reproduce go9-curve -- --run runs/go9 --final-uct-games 128
+  alphago-jax reproduce lambda
+  alphago-jax reproduce c-puct --run runs/c-puct
+  alphago-jax reproduce lambda --rerun --output runs/lambda-ag -- --gnugo-games 100"""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -165,23 +176,61 @@ class ReproduceArgs:
   """Rerun a table of the README.
 
   Attributes:
-    name: mcts-vs-random, tictactoe-perfect or go9-curve.
+    name: mcts-vs-random, tictactoe-perfect, go9-curve, lambda or c-puct.
     games: mcts-vs-random: games per row.
     simulations: mcts-vs-random: the budgets (0: a random X).
     seed: the seed.
-    output: tictactoe-perfect: the run directory (resumed if it holds the
-      run).
+    output: tictactoe-perfect: the run directory, resumed if it holds the
+      run (default runs/ttt-perfect); lambda, c-puct: the directory that
+      --rerun plays into (default runs/lambda-ag, runs/cpuct-ag).
     max_iterations: tictactoe-perfect: give up after this many iterations.
     eval_games: tictactoe-perfect: games per colour against the solver.
+    run: lambda, c-puct: the sweep's run directory to read (default the
+      committed one under docs/ablations/).
+    rerun: lambda, c-puct: play the committed run's games again with
+      `alphago-jax sweep` into --output (hours), then print its table.
   """
   name: tyro.conf.Positional[Literal["mcts-vs-random", "tictactoe-perfect",
-                                     "go9-curve"]]
+                                     "go9-curve", "lambda", "c-puct"]]
   games: int = 200
   simulations: Tuple[int, ...] = (0, 10, 100, 1000)
   seed: int = 0
-  output: str = "runs/ttt-perfect"
+  output: Optional[str] = None
   max_iterations: int = 400
   eval_games: int = 1000
+  run: Optional[str] = None
+  rerun: bool = False
+
+
+def ablation_table(args: ReproduceArgs, sweep_flags: List[str]) -> int:
+  """`reproduce lambda` / `c-puct`: the table of a sweep's run directory,
+  after replaying the committed run's games with --rerun."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import reproduce_ablations as tables
+  from alphago_jax.cli import sweep
+  committed = tables.default_run(args.name)
+  output = args.output or os.path.join(
+      "runs", os.path.basename(tables.TABLES[args.name][2]))
+  try:
+    if args.rerun:
+      if args.run is not None:
+        raise ValueError("--rerun replays the committed run: no --run")
+      argv = tables.rerun_command(tables.load(args.name, committed),
+                                  output) + sweep_flags
+      print("$ alphago-jax sweep " + " ".join(argv), flush=True)
+      status = sweep.main(argv)
+      if status:
+        return status
+      tables.print_table(args.name, output, output)
+    else:
+      if sweep_flags:
+        raise ValueError(f"{' '.join(sweep_flags)}: flags after -- are for "
+                         f"the sweep of --rerun")
+      tables.print_table(args.name, args.run or committed, output)
+  except ValueError as e:  # ResultsFileError too: each names its file
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  return 0
 
 
 def main(argv: List[str]) -> int:
@@ -190,9 +239,18 @@ def main(argv: List[str]) -> int:
     if rest and rest[0] == "--":
       rest = rest[1:]
     return go9_curve(rest)
+  sweep_flags = []
+  if "--" in argv:
+    at = argv.index("--")
+    argv, sweep_flags = argv[:at], argv[at + 1:]
   args = tyro.cli(ReproduceArgs, args=argv, prog="alphago-jax reproduce",
                   description=ReproduceArgs.__doc__.splitlines()[0] + "\n\n"
                   + EXAMPLES)
+  if args.name in ("lambda", "c-puct"):
+    return ablation_table(args, sweep_flags)
+  if sweep_flags:
+    print(f"error: {args.name} takes no arguments after --", file=sys.stderr)
+    return 2
   if args.games < 1 or any(n < 0 for n in args.simulations):
     print("error: --games must be >= 1 and --simulations >= 0",
           file=sys.stderr)
@@ -206,7 +264,8 @@ def main(argv: List[str]) -> int:
     return 2
   from alphago_jax.cli.rundir import RunConfigError  # pylint: disable=import-outside-toplevel
   try:
-    return tictactoe_perfect(args.output, seed=args.seed,
+    return tictactoe_perfect(args.output or "runs/ttt-perfect",
+                             seed=args.seed,
                              max_iterations=args.max_iterations,
                              eval_games=args.eval_games)
   except RunConfigError as e:

@@ -138,6 +138,33 @@ def build_config(args: SweepArgs):
   return stage, ablation.preset(stage, quick=args.quick, **overrides)
 
 
+def command_for(stage: str, config) -> List[str]:
+  """The `alphago-jax sweep` arguments (before --output) that build
+  `config`: the preset and the fields that differ from its values, so
+  that `build_config` of them gives `config` back."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.evaluation import ablation
+  if stage == "custom":  # The dataclass's defaults (no grid).
+    base = {f.name: f.default for f in dataclasses.fields(config)}
+  else:
+    base = dataclasses.asdict(ablation.preset(stage))
+  argv = [stage]
+  if config.grid != base["grid"]:
+    argv += ["--grid"] + [f"{name}={','.join(repr(v) for v in values)}"
+                          for name, values in config.grid]
+  for f in dataclasses.fields(SweepArgs):
+    name = _RENAMED.get(f.name, f.name)
+    if f.name in _NOT_CONFIG or getattr(config, name) == base[name]:
+      continue
+    value = getattr(config, name)
+    if value is None:  # No flag says None where the preset has a value.
+      raise ValueError(f"{name}=None cannot be given to alphago-jax sweep")
+    values = value if isinstance(value, tuple) else (value,)
+    argv += [f"--{f.name.replace('_', '-')}"] + [repr(v) if isinstance(
+        v, float) else str(v) for v in values]
+  return argv
+
+
 def main(argv: List[str]) -> int:
   args = tyro.cli(SweepArgs, args=argv, prog="alphago-jax sweep",
                   description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)

@@ -5,7 +5,9 @@ atomically: `results.csv` (one row per pairing), `elo.csv`, `table.md` and
 
 Every function reads the finished jobs' game records (see
 `ablation.play_job`), so outputs made at any point of a run, or by any of
-its workers, agree with the jobs on disk.
+its workers, agree with the jobs on disk. `read_results_csv` and
+`read_elo_csv` read the two CSV files back (a copy of a run without its
+jobs, such as docs/ablations/), strictly: a damaged file is named.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
 SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl",
            "rollout_temperature": "T_π"}
 GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
+RESULTS_COLUMNS = ("player", "opponent", "games", "wins", "draws", "losses",
+                   "win_rate", "win_rate_low", "win_rate_high",
+                   "black_games", "black_wins", "both_passed",
+                   "scores_agree", "capped")
+ELO_COLUMNS = ("player", "elo", "elo_low", "elo_high", "games", "score")
 
 
 def gnugo_name(level: int) -> str:
@@ -164,28 +171,7 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
   pairings = [Pairing(player=p, opponent=o, **counts[(p, o)])
               for p, o in sorted(counts, key=lambda k: (order[k[0]],
                                                         order[k[1]]))]
-  ratings: Dict[str, Tuple[float, float, float]] = {}
-  anchor = config.anchor()
-  active = {n for p in pairings for n in (p.player, p.opponent)}
-  if pairings and anchor not in active:
-    anchor = next(n for n in players if n in active)
-  if pairings:
-    names = [anchor] + [n for n in players if n != anchor]
-    index = {n: i for i, n in enumerate(names)}
-    k = len(names)
-    points, games = np.zeros((k, k)), np.zeros((k, k))
-    for p in pairings:
-      i, j = index[p.player], index[p.opponent]
-      points[i, j] += p.points
-      points[j, i] += p.games - p.points
-      games[i, j] += p.games
-      games[j, i] += p.games
-    table = elo_lib.elo_table(names, points, games, prior_draws=prior_draws)
-    intervals = elo_lib.elo_intervals(table.ratings, games,
-                                      prior_draws=prior_draws)
-    for n, r, (lo, hi) in zip(names, table.ratings, intervals):
-      if n in active:
-        ratings[n] = (float(r), lo, hi)
+  ratings, anchor = fit_ratings(config, pairings, prior_draws=prior_draws)
   distinct = sum(len(set(s)) for s in sequences.values())
   return Summary(config=config, labels=config.values()[1],
                  pairings=pairings, ratings=ratings, games_played=played,
@@ -193,6 +179,40 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
                  distinct_games=distinct,
                  cost={k: tuple(v) for k, v in cost.items()},
                  network=network, board_size=board_size, anchor=anchor)
+
+
+def fit_ratings(config: "AblationConfig", pairings: List[Pairing], *,
+                prior_draws: float = 1.0
+                ) -> Tuple[Dict[str, Tuple[float, float, float]], str]:
+  """`(ratings, anchor)`: one Elo table over every pairing (`elo_table`,
+  `prior_draws` virtual draws per pair that played), player -> (Elo, low,
+  high) at 95% for the players that played, and the player rated 0:
+  `config.anchor()`, or before it has played, the first player that has."""
+  players = config.players()
+  ratings: Dict[str, Tuple[float, float, float]] = {}
+  anchor = config.anchor()
+  active = {n for p in pairings for n in (p.player, p.opponent)}
+  if not pairings:
+    return ratings, anchor
+  if anchor not in active:
+    anchor = next(n for n in players if n in active)
+  names = [anchor] + [n for n in players if n != anchor]
+  index = {n: i for i, n in enumerate(names)}
+  k = len(names)
+  points, games = np.zeros((k, k)), np.zeros((k, k))
+  for p in pairings:
+    i, j = index[p.player], index[p.opponent]
+    points[i, j] += p.points
+    points[j, i] += p.games - p.points
+    games[i, j] += p.games
+    games[j, i] += p.games
+  table = elo_lib.elo_table(names, points, games, prior_draws=prior_draws)
+  intervals = elo_lib.elo_intervals(table.ratings, games,
+                                    prior_draws=prior_draws)
+  for n, r, (lo, hi) in zip(names, table.ratings, intervals):
+    if n in active:
+      ratings[n] = (float(r), lo, hi)
+  return ratings, anchor
 
 
 # -- Output files --------------------------------------------------------------
@@ -216,9 +236,7 @@ def results_csv(summary: Summary) -> str:
   """One row per pairing."""
   out = io.StringIO()
   w = csv.writer(out, lineterminator="\n")
-  w.writerow(["player", "opponent", "games", "wins", "draws", "losses",
-              "win_rate", "win_rate_low", "win_rate_high", "black_games",
-              "black_wins", "both_passed", "scores_agree", "capped"])
+  w.writerow(RESULTS_COLUMNS)
   for p in summary.pairings:
     lo, hi = p.interval()
     w.writerow([p.player, p.opponent, p.games, p.wins, p.draws, p.losses,
@@ -242,8 +260,7 @@ def elo_csv(summary: Summary) -> str:
   out = io.StringIO()
   w = csv.writer(out, lineterminator="\n")
   fields = [n for n, _ in summary.config.grid]
-  w.writerow(["player", "elo", "elo_low", "elo_high", "games", "score"]
-             + fields)
+  w.writerow(list(ELO_COLUMNS) + fields)
   labels = dict(zip(summary.config.variant_names(), summary.labels))
   for name in summary.config.players():
     if name not in summary.ratings:
@@ -257,7 +274,92 @@ def elo_csv(summary: Summary) -> str:
   return out.getvalue()
 
 
-def _display(summary: Summary, name: str) -> str:
+class ResultsFileError(ValueError):
+  """A results.csv or elo.csv that cannot be read back; the message names
+  the file and, where it is one line, the line."""
+
+
+def _csv_rows(path: str, columns: Tuple[str, ...]) -> List[Dict[str, str]]:
+  """The rows of `path` as dicts, its header starting with `columns`."""
+  try:
+    with open(path, encoding="utf-8", newline="") as f:
+      rows = list(csv.reader(f))
+  except FileNotFoundError:
+    raise ResultsFileError(f"{path}: no such file") from None
+  except (OSError, UnicodeDecodeError, csv.Error) as e:
+    raise ResultsFileError(f"{path}: unreadable ({e})") from None
+  if not rows or tuple(rows[0][:len(columns)]) != columns:
+    raise ResultsFileError(f"{path}: line 1 must be the header "
+                           f"{','.join(columns)},...")
+  out = []
+  for line, row in enumerate(rows[1:], start=2):
+    if len(row) != len(rows[0]):
+      raise ResultsFileError(f"{path}: line {line}: {len(row)} fields, "
+                             f"the header has {len(rows[0])}")
+    out.append(dict(zip(rows[0], row), line=str(line)))
+  if not out:
+    raise ResultsFileError(f"{path}: no rows")
+  return out
+
+
+def _count(path: str, row: Dict[str, str], name: str) -> int:
+  text = row[name]
+  if not text.isdigit():
+    raise ResultsFileError(f"{path}: line {row['line']}: {name} must be a "
+                           f"count, got {text!r}")
+  return int(text)
+
+
+def read_results_csv(path: str) -> List[Pairing]:
+  """The pairings of a `results_csv` file, each row checked: counts are
+  counts, games = wins + draws + losses > 0, the win rate agrees with them
+  and no pairing appears twice.
+
+  Raises:
+    ResultsFileError: naming the file and the line.
+  """
+  pairings, seen = [], set()
+  for row in _csv_rows(path, RESULTS_COLUMNS):
+    where = f"{path}: line {row['line']}"
+    counts = {name: _count(path, row, name)
+              for name in RESULTS_COLUMNS[2:] if "rate" not in name}
+    games = counts.pop("games")
+    p = Pairing(player=row["player"], opponent=row["opponent"], **counts)
+    if (p.player, p.opponent) in seen or p.player == p.opponent:
+      raise ResultsFileError(f"{where}: pairing {p.player} - {p.opponent} "
+                             f"again")
+    seen.add((p.player, p.opponent))
+    if not games or games != p.games:
+      raise ResultsFileError(f"{where}: games={games} but wins + draws + "
+                             f"losses = {p.games}")
+    try:
+      rate = float(row["win_rate"])
+    except ValueError:
+      rate = float("nan")
+    if not abs(rate - p.win_rate()) <= 5e-5:  # written to 4 places
+      raise ResultsFileError(f"{where}: win_rate {row['win_rate']!r} is not "
+                             f"wins / games = {p.win_rate():.4f}")
+    pairings.append(p)
+  return pairings
+
+
+def read_elo_csv(path: str) -> Dict[str, float]:
+  """player -> Elo of an `elo_csv` file.
+
+  Raises:
+    ResultsFileError: naming the file and the line.
+  """
+  ratings = {}
+  for row in _csv_rows(path, ELO_COLUMNS):
+    try:
+      ratings[row["player"]] = float(row["elo"])
+    except ValueError:
+      raise ResultsFileError(f"{path}: line {row['line']}: elo must be a "
+                             f"number, got {row['elo']!r}") from None
+  return ratings
+
+
+def display_name(name: str) -> str:
   """`λ=0.25`, `GNU Go 10`: a player's name for people."""
   if name.startswith("gnugo-"):
     return f"GNU Go {name[len('gnugo-'):]}"
@@ -321,7 +423,7 @@ def table_markdown(summary: Summary) -> str:
                   f"GNU Go {l}: W-D-L | win rate [95% CI]" for l in levels)
               + " |", "|---|" + "---|---|" * len(levels)]
     for n in names:
-      lines.append(f"| {_display(summary, n)} | " + " | ".join(
+      lines.append(f"| {display_name(n)} | " + " | ".join(
           _rate_cell(summary.pairing(n, gnugo_name(l))) for l in levels)
           + " |")
     lines.append("")
@@ -330,19 +432,19 @@ def table_markdown(summary: Summary) -> str:
     lines += ["## Round robin", "",
               "| player | opponent | W-D-L | win rate [95% CI] |",
               "|---|---|---|---|"]
-    lines += [f"| {_display(summary, p.player)} | "
-              f"{_display(summary, p.opponent)} | {_rate_cell(p)} |"
+    lines += [f"| {display_name(p.player)} | "
+              f"{display_name(p.opponent)} | {_rate_cell(p)} |"
               for p in rr]
     lines.append("")
   if summary.ratings:
-    lines += [f"## Elo (anchor: {_display(summary, summary.anchor)} = 0; one "
+    lines += [f"## Elo (anchor: {display_name(summary.anchor)} = 0; one "
               f"fitted table over all games, one virtual draw per pair that "
               f"played)", "",
               "| player | Elo [95% CI] | games | score |", "|---|---|---|---|"]
     ranked = sorted(summary.ratings.items(), key=lambda kv: -kv[1][0])
     for name, (r, lo, hi) in ranked:
       games, points = _player_games(summary, name)
-      lines.append(f"| {_display(summary, name)} | {r:+.0f} [{lo:+.0f}, "
+      lines.append(f"| {display_name(name)} | {r:+.0f} [{lo:+.0f}, "
                    f"{hi:+.0f}] | {games} | {100 * points / games:.1f}% |")
     lines.append("")
   vs_gnugo = [p for p in summary.pairings if p.opponent not in names]
@@ -365,7 +467,7 @@ def table_markdown(summary: Summary) -> str:
     lines += ["## Cost", "", "| games | played | wall s per game | our CPU "
               "s per game | GNU Go CPU s per game |", "|---|---|---|---|---|"]
     for kind, (n, wall, ours, gnugo) in summary.cost.items():
-      label = kind if kind == "round robin" else _display(summary, kind)
+      label = kind if kind == "round robin" else display_name(kind)
       lines.append(f"| {label} | {n} | {wall / n:.2f} | {ours / n:.2f} | "
                    f"{gnugo / n:.2f} |")
     lines.append("")
@@ -384,11 +486,11 @@ def plot_summary(summary: Summary, output: str) -> None:
     x, ticks, xlabel = list(values), None, SYMBOLS[field]
   else:
     x, ticks, xlabel = list(range(len(names))), [
-        _display(summary, n) for n in names], "variant"
+        display_name(n) for n in names], "variant"
   series = {}
   for opponent in [gnugo_name(l) for l in sorted(c.gnugo_levels)]:
     rows = [summary.pairing(n, opponent) for n in names]
-    series[f"vs {_display(summary, opponent)}"] = [
+    series[f"vs {display_name(opponent)}"] = [
         None if p is None else (p.win_rate(), *p.interval()) for p in rows]
   if c.round_robin_games:
     rr = []
@@ -402,7 +504,7 @@ def plot_summary(summary: Summary, output: str) -> None:
                                          *wilson_interval(wins, games)))
     series["round robin (vs the other variants)"] = rr
   elo = [summary.ratings.get(n) for n in names]
-  references = {_display(summary, gnugo_name(l)): summary.ratings[
+  references = {display_name(gnugo_name(l)): summary.ratings[
       gnugo_name(l)][0] for l in sorted(c.gnugo_levels)
                 if gnugo_name(l) in summary.ratings}
   plot_ablation(x, series, elo, output, xlabel=xlabel, tick_labels=ticks,
