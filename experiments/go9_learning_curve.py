@@ -20,8 +20,11 @@ information; wall-clock hours are the run's summed iteration "seconds" (self
 -play + learning, without the evaluations).
 
 Writes DOCS/go9_learning_curve.{md,png,json} (each to a temporary file, then
-renamed). Needs matplotlib for the plot (`pip install matplotlib`); without it
-the table is still written.
+renamed). The plot is drawn from the JSON alone by `viz.plot_ablation` (the
+ablations' Elo picture: Elo against hours, the anchors as reference lines),
+so `--replot` redraws it from an existing JSON without playing a game.
+Needs matplotlib for the plot (`pip install matplotlib`); without it the
+table is still written.
 
 Measured cost (2-core CPU shared with the training run and other tests,
 Dec 2026; this process got about a third of the machine): one UCT-16 move
@@ -39,6 +42,7 @@ the 90% target), and GNU Go 10 (slow, and far stronger) only against the
 last network, 4 games; 8 games per anchor pair.
 
     python experiments/go9_learning_curve.py [--run runs/go9] [--docs docs]
+    python experiments/go9_learning_curve.py --replot [--docs docs]
 """
 
 import argparse
@@ -95,7 +99,7 @@ def pct(k, n):
   return f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}] ({n})"
 
 
-def main():
+def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--run", default="runs/go9", help="training run directory")
   p.add_argument("--iterations", type=int, nargs="*",
@@ -121,7 +125,15 @@ def main():
   p.add_argument("--initial", action=argparse.BooleanOptionalAction,
                  default=True, help="include the initial network (0 h)")
   p.add_argument("--docs", default="docs")
-  args = p.parse_args()
+  p.add_argument("--replot", action="store_true",
+                 help="only redraw DOCS/go9_learning_curve.png from its "
+                 "JSON")
+  args = p.parse_args(argv)
+  base = os.path.join(args.docs, "go9_learning_curve")
+  if args.replot:
+    with open(base + ".json") as f:
+      plot(base + ".png", json.load(f))
+    return
   for name in ("games", "final_uct_games", "gnugo1_games", "gnugo10_games",
                "anchor_games"):
     v = getattr(args, name)
@@ -310,18 +322,18 @@ def main():
   lines += ["", "Cost (wall-clock on the machine that made it):", ""]
   lines += [f"- {label}: {n} games, {s:.0f} s" for label, n, s in timings]
   os.makedirs(args.docs, exist_ok=True)
-  base = os.path.join(args.docs, "go9_learning_curve")
-  atomic_write(base + ".md", ("\n".join(lines) + "\n").encode())
-  atomic_write(base + ".json", json.dumps({
+  curve = {
       "run": args.run, "iterations": chosen,
       "hours": {str(i): hours.get(i) for i in chosen},
       "elo": {n: {"rating": r, "interval": list(iv)}
               for n, (r, iv) in elo.items()},
       "results": [{"player": a, "opponent": b, "wins": w, "draws": d,
                    "losses": l} for (a, b), (w, d, l) in sorted(wdl.items())],
-      "timings": timings, "args": vars(args)}, indent=1).encode())
+      "timings": timings, "args": vars(args)}
+  atomic_write(base + ".md", ("\n".join(lines) + "\n").encode())
+  atomic_write(base + ".json", json.dumps(curve, indent=1).encode())
   print("\n".join(lines))
-  plot(base + ".png", chosen, hours, snaps, anchors, elo)
+  plot(base + ".png", curve)
   plot_training(args.run, os.path.join(args.docs, "go9_training.png"))
 
 
@@ -343,36 +355,25 @@ def plot_training(run, path):
     print(f"no training plot: {e}")
 
 
-def plot(path, chosen, hours, snaps, anchors, elo):
+def plot(path, curve):
+  """The learning curve of `curve` (the JSON this script writes): Elo of
+  each snapshot against its training hours, the anchors as lines."""
+  snaps = [f"iter {i}" for i in curve["iterations"]]
+  hours = [0.0 if i == 0 else curve["hours"].get(str(i)) for i in
+           curve["iterations"]]
+  point = lambda n: (curve["elo"][n]["rating"], *curve["elo"][n]["interval"])
   try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    viz.plot_ablation(
+        [math.nan if h is None else h for h in hours], {},
+        [point(s) for s in snaps], path,
+        xlabel="training wall-clock hours", elo_label="Elo (random = 0)",
+        series_label="network + search (95% interval)",
+        point_labels=[str(i) for i in curve["iterations"]],
+        references={n: e["rating"] for n, e in curve["elo"].items()
+                    if n not in snaps},
+        title="9×9 Go AlphaZero: Elo against fixed anchors")
   except ImportError:
     print("matplotlib is not installed: no plot (pip install matplotlib)")
-    return
-  x = [0.0 if i == 0 else hours.get(i, math.nan) for i in chosen]
-  y = np.array([elo[s][0] for s in snaps])
-  lo = np.array([elo[s][1][0] for s in snaps])
-  hi = np.array([elo[s][1][1] for s in snaps])
-  fig, ax = plt.subplots(figsize=(7, 4.5))
-  ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3,
-              label="network + search (95% interval)")
-  for xi, yi, it in zip(x, y, chosen):
-    ax.annotate(str(it), (xi, yi), textcoords="offset points", xytext=(4, 4),
-                fontsize=7)
-  for a, style in zip(anchors, (":", "--", "-.", "-")):
-    ax.axhline(elo[a][0], color="grey", linestyle=style, linewidth=1)
-    ax.text(ax.get_xlim()[0], elo[a][0], f" {a}", va="bottom", fontsize=8,
-            color="grey")
-  ax.set_xlabel("training wall-clock hours")
-  ax.set_ylabel("Elo (random = 0)")
-  ax.set_title("9×9 Go AlphaZero: Elo against fixed anchors")
-  ax.legend(loc="lower right", fontsize=8)
-  fig.tight_layout()
-  tmp = f"{path}.tmp{os.getpid()}.png"
-  fig.savefig(tmp, dpi=120)
-  os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -176,6 +176,78 @@ def test_plot_metrics_from_any_stage(tmp_path):
     viz.plot_metrics({"az": str(az)}, out, fields=["lossy"])
 
 
+def _drawn_figures(monkeypatch):
+  """The figures the viz functions close after saving, kept to read."""
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  figures, close = [], plt.close
+  monkeypatch.setattr(plt, "close", lambda fig=None: (
+      figures.append(fig), close(fig)))
+  return figures
+
+
+def test_plot_ablation_draws_two_panels_or_the_elo_panel_alone(
+    tmp_path, monkeypatch):
+  pytest.importorskip("matplotlib")
+  figures = _drawn_figures(monkeypatch)
+  elo = [(-60.0, -120.0, 0.0), None, (40.0, 0.0, 80.0)]
+  viz.plot_ablation([0, 0.5, 1], {"vs GNU Go 1": [(0.4, 0.3, 0.5)] * 3},
+                    elo, str(tmp_path / "two.png"), xlabel="λ",
+                    references={"GNU Go 1": 0.0})
+  viz.plot_ablation([0.0, 1.5, 3.0], {}, elo, str(tmp_path / "one.png"),
+                    xlabel="hours", references={"random": 0.0, "UCT": 30.0},
+                    point_labels=["0", "5", "20"], elo_label="Elo (random)",
+                    series_label="snapshots")
+  two, one = figures
+  assert len(two.axes) == 2 and len(one.axes) == 1
+  ax = one.axes[0]
+  # The points with an interval, labelled; a missing one is left out.
+  assert sorted(t.get_text() for t in ax.texts) == ["0", "20"]
+  assert [tuple(line.get_ydata()) for line in ax.lines
+          if line.get_label() in ("random", "UCT")] == [(0.0, 0.0),
+                                                         (30.0, 30.0)]
+  assert ax.get_ylabel() == "Elo (random)"
+  assert "snapshots" in [t.get_text() for t in ax.get_legend().get_texts()]
+  with pytest.raises(ValueError, match="every series needs 3 points"):
+    viz.plot_ablation([0, 1, 2], {}, elo, str(tmp_path / "x.png"),
+                      xlabel="x", point_labels=["a"])
+
+
+def test_learning_curve_script_replots_its_json_with_the_shared_function(
+    tmp_path, monkeypatch):
+  # experiments/go9_learning_curve.py draws docs/go9_learning_curve.png
+  # with viz.plot_ablation from the JSON it writes: --replot redraws it
+  # from the committed JSON, without a game.
+  pytest.importorskip("matplotlib")
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  import shutil  # pylint: disable=import-outside-toplevel
+  spec = importlib.util.spec_from_file_location(
+      "go9_learning_curve",
+      os.path.join(ROOT, "experiments", "go9_learning_curve.py"))
+  script = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(script)
+  source = os.path.join(ROOT, "docs", "go9_learning_curve.json")
+  shutil.copy(source, tmp_path)
+  with open(source) as f:
+    curve = json.load(f)
+  calls = []
+  draw = viz.plot_ablation
+  monkeypatch.setattr(viz, "plot_ablation",
+                      lambda *a, **k: (calls.append((a, k)), draw(*a, **k)))
+  script.main(["--replot", "--docs", str(tmp_path)])
+  (x, win_rates, elo, path), kwargs = calls[0]
+  iterations = curve["iterations"]
+  assert x == [0.0] + [curve["hours"][str(i)] for i in iterations[1:]]
+  assert win_rates == {} and elo == [
+      (curve["elo"][f"iter {i}"]["rating"], *curve["elo"][f"iter {i}"][
+          "interval"]) for i in iterations]
+  assert kwargs["point_labels"] == [str(i) for i in iterations]
+  assert kwargs["references"] == {
+      n: curve["elo"][n]["rating"]
+      for n in ("random", "UCT-16", "GNU Go 1", "GNU Go 10")}
+  assert path == str(tmp_path / "go9_learning_curve.png")
+  assert open(path, "rb").read(4) == b"\x89PNG"
+
+
 def test_show_draws_the_committed_networks_policy_and_search(tmp_path):
   from alphago_jax import training
   from alphago_jax.models.resnet import make_evaluate_fn, make_network

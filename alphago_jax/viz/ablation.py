@@ -1,6 +1,8 @@
 """The picture of a parameter ablation: win rates and Elo against the
 parameter's value, with their 95% intervals (matplotlib, the `plot`
-extra)."""
+extra). A learning curve is the same picture against training time: Elo of
+the snapshots, the anchors as reference lines
+(`experiments/go9_learning_curve.py`)."""
 
 from __future__ import annotations
 
@@ -41,14 +43,19 @@ def plot_ablation(x: Sequence[float],
                   elo: Sequence[Optional[Interval]], output: str, *,
                   xlabel: str, tick_labels: Optional[Sequence[str]] = None,
                   references: Optional[Mapping[str, float]] = None,
-                  log_x: bool = False, title: Optional[str] = None) -> None:
+                  log_x: bool = False, title: Optional[str] = None,
+                  point_labels: Optional[Sequence[str]] = None,
+                  elo_label: str = "Elo (95% interval)",
+                  series_label: str = "variants") -> None:
   """Two panels: win rate against `x` (one line per opponent) and Elo
-  against `x`, each point with its interval.
+  against `x`, each point with its interval; only the Elo panel when
+  `win_rates` is empty.
 
   Args:
     x: the parameter value of each variant `[P]` (or 0..P-1 with
       `tick_labels`).
-    win_rates: line label -> per variant (rate, low, high) or None.
+    win_rates: line label -> per variant (rate, low, high) or None (may be
+      empty).
     elo: per variant (Elo, low, high) or None.
     output: the figure (.png, .svg, .pdf), written to a temporary file and
       renamed.
@@ -57,6 +64,9 @@ def plot_ablation(x: Sequence[float],
     references: label -> Elo, drawn as horizontal lines (the GNU Go levels).
     log_x: a logarithmic x axis (c_puct).
     title: the figure's title.
+    point_labels: a label beside each Elo point (a snapshot's iteration).
+    elo_label: the Elo axis.
+    series_label: the Elo points' legend entry.
   """
   try:
     import matplotlib  # pylint: disable=import-outside-toplevel
@@ -65,23 +75,34 @@ def plot_ablation(x: Sequence[float],
   except ImportError as e:
     raise ImportError("plots need matplotlib: pip install -e '.[plot]'"
                       ) from e
-  if len(elo) != len(x) or any(len(v) != len(x) for v in win_rates.values()):
+  if (len(elo) != len(x) or any(len(v) != len(x) for v in win_rates.values())
+      or (point_labels is not None and len(point_labels) != len(x))):
     raise ValueError(f"plot_ablation: every series needs {len(x)} points")
-  fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+  if win_rates:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    panels = (left, right)
+  else:
+    fig, right = plt.subplots(figsize=(7, 4.5))
+    panels = (right,)
   for j, (label, points) in enumerate(win_rates.items()):
     _errorbar(left, _dodged(x, j, len(win_rates), log_x), points, label,
               color=f"C{j}")
-  left.set_ylim(-0.03, 1.03)
-  left.set_ylabel("win rate (95% Wilson interval)")
-  left.axhline(0.5, color="grey", lw=0.8, ls=":")
-  _errorbar(right, x, elo, "variants", color="black")
-  styles = ("--", ":", "-.")
+  if win_rates:
+    left.set_ylim(-0.03, 1.03)
+    left.set_ylabel("win rate (95% Wilson interval)")
+    left.axhline(0.5, color="grey", lw=0.8, ls=":")
+  _errorbar(right, x, elo, series_label, color="black")
+  for xi, point, text in zip(x, elo, point_labels or ()):
+    if point is not None and all(math.isfinite(v) for v in (xi, point[0])):
+      right.annotate(text, (xi, point[0]), textcoords="offset points",
+                     xytext=(4, 4), fontsize=7)
+  styles = ("--", ":", "-.", "-")
   for i, (label, value) in enumerate((references or {}).items()):
     # GNU Go level i: the colour of its win-rate line on the left.
-    right.axhline(value, color=f"C{i}", lw=1.2, ls=styles[i % 3],
+    right.axhline(value, color=f"C{i}", lw=1.2, ls=styles[i % len(styles)],
                   label=label)
-  right.set_ylabel("Elo (95% interval)")
-  for ax in (left, right):
+  right.set_ylabel(elo_label)
+  for ax in panels:
     ax.set_xlabel(xlabel)
     if log_x:
       ax.set_xscale("log")
