@@ -348,6 +348,34 @@ def test_quit():
   assert e.quit
 
 
+def _answers(text):
+  """(ok, id) of each GTP answer in a session's output."""
+  out = []
+  for block in filter(None, text.split("\n\n")):
+    cid = ANSWER.match(block).group(2)
+    out.append((check_answer(block + "\n\n", cid)[0], cid))
+  return out
+
+
+@needs_gnugo
+def test_quit_now_quits_as_gnugo_does():
+  # `quit now`: GTP 2 gives quit no arguments, but GNU Go (the engine
+  # controllers are written against) answers it with success and exits,
+  # answering nothing after it. Ours must do the same, not refuse it and
+  # keep running.
+  session = "1 quit now\n2 name\n"
+  gnugo = subprocess.run([gtp.find_gnugo(), "--mode", "gtp"], input=session,
+                         capture_output=True, text=True, timeout=60,
+                         check=False)
+  assert gnugo.returncode == 0, gnugo.stderr
+  assert _answers(gnugo.stdout) == [(True, "1")], gnugo.stdout
+  import io  # pylint: disable=import-outside-toplevel
+  e, out = make(), io.StringIO()
+  assert gtp.serve(e, io.StringIO(session), out) == 0
+  assert _answers(out.getvalue()) == _answers(gnugo.stdout), out.getvalue()
+  assert e.quit
+
+
 # -- Time -------------------------------------------------------------------
 
 def test_time_budgets_follow_the_clock():

@@ -515,6 +515,9 @@ class GTPEngine:
     return ""
 
   def cmd_quit(self, args) -> str:
+    # GTP 2 gives quit no arguments, but GNU Go answers `quit now` with
+    # success and exits, as here: refusing would leave the engine running
+    # under a controller that means to stop it.
     self.quit = True
     return ""
 
