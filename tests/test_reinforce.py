@@ -240,3 +240,21 @@ def test_games_must_split_evenly_over_the_mesh():
   with pytest.raises(ValueError, match="mesh needs an axis"):
     rl.make_iteration(CONFIG, mesh=jax.sharding.Mesh(
         np.asarray(jax.devices()[:1]), ("batch",)))
+
+
+def test_default_sl_checkpoint_is_recorded_by_its_repository_name(tmp_path):
+  """Run from outside the repository with p_σ by default: config.json names
+  `checkpoints/sl_policy`, not this machine's path, and it still loads."""
+  import subprocess, sys  # pylint: disable=import-outside-toplevel,multiple-imports
+  out = tmp_path / "run"
+  proc = subprocess.run(
+      [sys.executable, "-m", "alphago_jax.cli", "train", "rl-policy",
+       "--output", str(out), "--iterations", "0", "--eval-games", "0",
+       "--cpu-devices", "1"],
+      cwd=tmp_path, env=helpers.cpu_env(), capture_output=True, text=True,
+      timeout=600, check=False)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert "p_σ: checkpoints/sl_policy step" in proc.stdout
+  saved = json.load(open(out / "config.json"))
+  assert saved["sl_checkpoint"] == os.path.join("checkpoints", "sl_policy")
+  assert saved["cpu_devices"] == 1

@@ -24,9 +24,7 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Annotated, Literal, Optional
-
-import tyro
+from typing import Literal, Optional
 
 from alphago_jax.cli import stages
 
@@ -145,21 +143,8 @@ class Options:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Command:
-  """A call of the stage.
-
-  Attributes:
-    output: the run directory.
-    resume: continue the run in OUTPUT with its config.json.
-    hours: stop after this much wall-clock time in this call.
-  """
-  output: str
-  resume: bool = False
-  hours: Optional[float] = None
-  options: Annotated[Options, tyro.conf.arg(name="")]
-
-  def __post_init__(self):
-    stages.check_positive("hours", self.hours)
+class Command(stages.TrainingCommand[Options]):
+  """A call of the stage (--output, --resume, --hours)."""
 
 
 def build_config(options: Options, model=None):
@@ -234,13 +219,16 @@ def run(command: Command) -> int:
                          f"continue it or choose another --output")
     seed, iterations = options.seed, options.iterations
     eval_games = options.eval_games
+    # The default is recorded as the repository's relative name, never as
+    # this machine's path.
     sl_path = None if options.quick else (
-        options.sl_checkpoint or os.path.join(ROOT, DEFAULT_SL))
+        options.sl_checkpoint or DEFAULT_SL)
   variables = model = None
   if sl_path is not None:
     try:
-      model, variables, sl_step = rl.load_any_policy(
-          ckpt.steps_directory(sl_path))
+      model, variables, sl_step = rl.load_any_policy(ckpt.steps_directory(
+          os.path.join(ROOT, DEFAULT_SL) if sl_path == DEFAULT_SL
+          else sl_path))
     except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
       print(f"error: --sl-checkpoint: {e}", file=sys.stderr)
       return 1
