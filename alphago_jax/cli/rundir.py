@@ -168,7 +168,10 @@ def from_json(cls: type, data: Any, path: str = "config") -> Any:
     _fail(f"{path}.{field}" if field else path, message)
 
 
-def _atomic_write(path: str, text: str) -> None:
+def atomic_write(path: str, text: str) -> None:
+  """Writes `text` to `path` (making its folder) so that a kill leaves the
+  old file or the new, never a torn one: a temporary file, fsynced, then
+  renamed."""
   directory = os.path.dirname(os.path.abspath(path))
   os.makedirs(directory, exist_ok=True)
   tmp = f"{path}.tmp.{os.getpid()}"
@@ -190,8 +193,8 @@ def write_config(run_dir: str, *, command: str, stage: str,
   record = {"format": FORMAT, "command": command, "stage": stage,
             "version": package_version(), "git_commit": git_commit(),
             "config": to_json(config)}
-  _atomic_write(os.path.join(run_dir, CONFIG_FILE),
-                json.dumps(record, indent=1, allow_nan=False) + "\n")
+  atomic_write(os.path.join(run_dir, CONFIG_FILE),
+               json.dumps(record, indent=1, allow_nan=False) + "\n")
   return record
 
 
@@ -350,7 +353,7 @@ def write_command(run_dir: str, *, script: str, argv) -> None:
   record = {"format": FORMAT, "script": script,
             "argv": without_call_flags(argv), "version": package_version(),
             "git_commit": git_commit()}
-  _atomic_write(path, json.dumps(record, indent=1) + "\n")
+  atomic_write(path, json.dumps(record, indent=1) + "\n")
 
 
 def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
@@ -417,7 +420,7 @@ def write_stage(run_dir: str, *, stage: str, options: Any) -> None:
   record = {"format": STAGE_FORMAT, "stage": stage,
             "options": to_json(options), "version": package_version(),
             "git_commit": git_commit()}
-  _atomic_write(path, json.dumps(record, indent=1, allow_nan=False) + "\n")
+  atomic_write(path, json.dumps(record, indent=1, allow_nan=False) + "\n")
 
 
 def read_stage(run_dir: str, stages: Dict[str, type]

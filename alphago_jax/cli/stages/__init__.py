@@ -6,7 +6,8 @@ default filled in, so that `--from-run` repeats the values the run used
 even after a default changes), `Command` (the options plus the flags of
 one call: --output, and --resume/--hours where the stage has them),
 `EXAMPLES`, and `run(command) -> int`. The training stages' `Command` is
-`TrainingCommand` of their options. The scripts of experiments/alphago/
+`TrainingCommand` of their options; option fields several stages share
+are the dataclass bases of `groups`. The scripts of experiments/alphago/
 are thin wrappers over `main`, so their command lines keep working.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import math
 import sys
 from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
@@ -133,6 +135,12 @@ def command_for(stage: str, options: Any, *, output: str,
 def record(output: str, stage: str, options: Any) -> None:
   """command.json of a run a stage starts (kept by its resumes)."""
   rundir.write_stage(output, stage=stage, options=options)
+
+
+def write_json(path: str, obj: Any, *, sort_keys: bool = False) -> None:
+  """A run's own JSON state (config.json, chain.json), atomically: what
+  --resume and reruns read is never a file a kill cut short."""
+  rundir.atomic_write(path, json.dumps(obj, indent=1, sort_keys=sort_keys))
 
 
 def fail(message: str) -> int:

@@ -137,15 +137,6 @@ def stage_commands(out: str, games_dir: str, quick: bool, workers: int):
   }
 
 
-def write_json(path: str, obj) -> None:
-  tmp = path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump(obj, f, indent=1, sort_keys=True)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-
-
 def result_fields(line: str) -> dict:
   return dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
 
@@ -219,14 +210,14 @@ def run(command: Command) -> int:
         result = f"RESULT games_dir={games_dir}"
       if code != 0 or not result:
         state["stages"][name] = {"status": "failed", "seconds": seconds}
-        write_json(state_path, state)
+        stages.write_json(state_path, state, sort_keys=True)
         print(f"{name}: failed (exit status {code}); see its log, then "
               "rerun the same command to continue", file=sys.stderr)
         return 1
       state["stages"][name] = {"status": "done", "seconds": seconds,
                                "result": result}
       print(f"{name}: {result} ({seconds:.0f} s)", flush=True)
-    write_json(state_path, state)
+    stages.write_json(state_path, state, sort_keys=True)
     if name == options.stop_after:
       return 0
   fields = {n: result_fields(state["stages"][n]["result"]) for n in STAGES}

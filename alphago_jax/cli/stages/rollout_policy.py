@@ -21,9 +21,10 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Optional, Tuple
+from typing import Optional
 
 from alphago_jax.cli import stages
+from alphago_jax.cli.stages import groups
 
 STAGE = "rollout-policy"
 EXAMPLES = """examples:
@@ -34,19 +35,11 @@ EXAMPLES = """examples:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Options:
-  """What a rollout-policy run computes (recorded in command.json).
+class Options(groups.GameRecords):
+  """What a rollout-policy run computes (recorded in command.json): the
+  fields of `GameRecords`, then these.
 
   Attributes:
-    data: an .sgf file, a tar(.gz) archive or a folder of them.
-    cache: folder for position caches (default: beside the data if
-      writable, else ~/.cache/alphago_jax).
-    size: board size kept.
-    min_rank: both players at least this rank; 'none' for any.
-    fractions: shares of the games per split, TRAIN VAL TEST (default 0.95
-      0.025 0.025).
-    min_ply: leave out positions before this engine move, in training and
-      test (generated games' random openings).
     quick: a smoke test: 300 records, 60 steps of 64.
     batch_size: positions a step (default 256; --quick 64).
     lr: Adam's peak step size (default 0.03; --quick 0.01, constant).
@@ -61,12 +54,6 @@ class Options:
     eval_every: steps between test evaluations (default 2000; --quick 30).
     eval_positions: size of the fixed test subset evaluated.
   """
-  data: str
-  cache: Optional[str] = None
-  size: int = 19
-  min_rank: str = "6d"
-  fractions: Optional[Tuple[float, float, float]] = None
-  min_ply: int = 0
   quick: bool = False
   batch_size: Optional[int] = None
   lr: Optional[float] = None
@@ -81,10 +68,7 @@ class Options:
   eval_positions: int = 10_000
 
   def __post_init__(self):
-    if not isinstance(self.data, str) or not self.data:
-      raise ValueError(f"data must be a path, got {self.data!r}")
-    stages.check_int("size", self.size, 5)
-    stages.check_int("min_ply", self.min_ply, 0)
+    super().__post_init__()
     stages.check_optional_ints(self, {
         "batch_size": 1, "total_samples": 1, "pattern_bits": 1,
         "response_bits": 1, "log_every": 1, "eval_every": 1})
@@ -93,9 +77,6 @@ class Options:
     stages.check_int("seed", self.seed, 0)
     stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
     stages.check_int("eval_positions", self.eval_positions, 1)
-    if self.fractions is not None:
-      for share in self.fractions:
-        stages.check_positive("fractions", share, zero=True)
 
   def resolved(self) -> "Options":
     """Every default filled in from the library's (what command.json
@@ -176,16 +157,13 @@ def run(command: Command) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 1
   log(f"cache: {len(train)} train, {len(test)} test positions")
-  os.makedirs(output, exist_ok=True)
   # The run's settings (what --resume reads); exporting the weights
   # rewrites the file with the weights' feature set added.
   meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
           "data": os.path.basename(os.path.normpath(options.data))}
   if not os.path.exists(config_path):
     stages.record(output, STAGE, options)
-    with open(config_path + ".tmp", "w") as f:
-      json.dump(meta, f, indent=1, sort_keys=True)
-    os.replace(config_path + ".tmp", config_path)
+    stages.write_json(config_path, meta, sort_keys=True)
   try:
     state, history = rp.train_rollout_policy(
         config, train, seed=seed,

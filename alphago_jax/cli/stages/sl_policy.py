@@ -25,9 +25,10 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Literal, Optional, Tuple
+from typing import Literal, Optional
 
 from alphago_jax.cli import stages
+from alphago_jax.cli.stages import groups
 
 STAGE = "sl-policy"
 EXAMPLES = """examples:
@@ -58,19 +59,12 @@ def patient_collectives() -> None:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Options:
-  """What a supervised-policy run computes (recorded in command.json).
+class Own(groups.Group):
+  """The stage's own options: the records read and the network (a base of
+  `Options`, so that --help lists them between the records and the
+  schedule).
 
   Attributes:
-    data: an .sgf file, a tar(.gz) archive or a folder of them.
-    cache: folder for position caches (default: beside the data if
-      writable, else ~/.cache/alphago_jax).
-    size: board size kept.
-    min_rank: both players at least this rank; 'none' for any.
-    fractions: shares of the games per split, TRAIN VAL TEST (default 0.95
-      0.025 0.025).
-    min_ply: leave out positions before this engine move, in training and
-      test (generated games' random openings).
     limit: read at most this many records (default all; --quick 300).
     preset: the network and schedule.
     quick: a smoke test: 300 records, a tiny net, 40 steps.
@@ -83,23 +77,7 @@ class Options:
     batch_size: positions a step (default: the preset's).
     total_samples: training positions of the run, the schedule's horizon
       (default: the preset's); with --resume, re-plans it.
-    seed: network initialisation and batch order.
-    max_train_hours: stop once the run's training time over all calls
-      reaches this.
-    checkpoint_minutes: minutes between checkpoints.
-    log_every: steps per metrics record (default 200; --quick 5).
-    eval_every: steps between test evaluations (default 2000; --quick 20).
-    eval_positions: size of the fixed test subset of the curve.
-    cpu_devices: XLA CPU devices (default: a power of two up to the
-      cores; one per core uses every core); XLA_FLAGS wins where it sets
-      the count.
   """
-  data: str
-  cache: Optional[str] = None
-  size: int = 19
-  min_rank: str = "6d"
-  fractions: Optional[Tuple[float, float, float]] = None
-  min_ply: int = 0
   limit: Optional[int] = None
   preset: Literal["cpu", "paper"] = "cpu"
   quick: bool = False
@@ -110,19 +88,9 @@ class Options:
   lr: Optional[float] = None
   batch_size: Optional[int] = None
   total_samples: Optional[int] = None
-  seed: int = 0
-  max_train_hours: float = 8.0
-  checkpoint_minutes: float = 10.0
-  log_every: Optional[int] = None
-  eval_every: Optional[int] = None
-  eval_positions: int = 10_000
-  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
-    if not isinstance(self.data, str) or not self.data:
-      raise ValueError(f"data must be a path, got {self.data!r}")
-    stages.check_int("size", self.size, 5)
-    stages.check_int("min_ply", self.min_ply, 0)
+    super().__post_init__()
     for name, allowed in (("preset", ("cpu", "paper")),
                           ("trunk", (None, "plain", "residual")),
                           ("optimizer", (None, "adam", "sgd"))):
@@ -131,21 +99,18 @@ class Options:
                          f"{getattr(self, name)!r}")
     stages.check_optional_ints(self, {
         "limit": 1, "layers": 1, "filters": 1, "batch_size": 1,
-        "total_samples": 1, "log_every": 1, "eval_every": 1,
-        "cpu_devices": 1})
+        "total_samples": 1})
     stages.check_positive("lr", self.lr)
-    stages.check_int("seed", self.seed, 0)
-    stages.check_positive("max_train_hours", self.max_train_hours)
-    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
-    stages.check_int("eval_positions", self.eval_positions, 1)
-    if self.fractions is not None:
-      for share in self.fractions:
-        stages.check_positive("fractions", share, zero=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options(groups.Schedule, Own, groups.GameRecords):
+  """What a supervised-policy run computes (recorded in command.json): the
+  fields of `GameRecords`, `Own` and `Schedule`."""
 
   def resolved(self) -> "Options":
     """Every default filled in from the preset's and the machine's (what
     command.json records, so that a repeat keeps them when those change)."""
-    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
     config = build_config(self)
     return dataclasses.replace(
         self, layers=config.model.num_layers, filters=config.model.filters,
@@ -153,9 +118,7 @@ class Options:
         lr=config.learning_rate, batch_size=config.batch_size,
         total_samples=config.total_samples,
         limit=self.limit or (300 if self.quick else None),
-        log_every=self.log_every or (5 if self.quick else 200),
-        eval_every=self.eval_every or (20 if self.quick else 2000),
-        cpu_devices=self.cpu_devices or cpu_devices.default_cpu_device_count())
+        **self.schedule_defaults(self.quick))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -275,14 +238,10 @@ def run(command: Command) -> int:
   if jax.process_index() == 0:
     if not resuming:
       stages.record(output, STAGE, options)
-    os.makedirs(output, exist_ok=True)
-    tmp = config_path + ".tmp"
-    with open(tmp, "w") as f:
-      # The paths as given, not absolute: run directories get committed.
-      json.dump({"config": config.to_json(), "dataset": dataset,
-                 "data": options.data, "cache": options.cache,
-                 "seed": seed}, f, indent=1)
-    os.replace(tmp, config_path)
+    # The paths as given, not absolute: run directories get committed.
+    stages.write_json(config_path, {
+        "config": config.to_json(), "dataset": dataset,
+        "data": options.data, "cache": options.cache, "seed": seed})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("sl_policy: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None

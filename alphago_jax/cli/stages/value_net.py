@@ -27,6 +27,7 @@ import sys
 from typing import Literal, Optional, Tuple
 
 from alphago_jax.cli import stages
+from alphago_jax.cli.stages import groups
 
 STAGE = "value-net"
 EXAMPLES = """examples:
@@ -37,8 +38,9 @@ EXAMPLES = """examples:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Options:
-  """What a value-network run computes (recorded in command.json).
+class Own(groups.Group):
+  """The stage's own options: the data and the network (a base of
+  `Options`, so that --help lists them before the schedule).
 
   Attributes:
     data: a value-data folder.
@@ -56,15 +58,6 @@ class Options:
     min_rank: with --kgs: both players at least this rank; 'none' for any.
     fractions: with --kgs: shares of the games per split, TRAIN VAL TEST
       (default 0.95 0.025 0.025).
-    seed: network initialisation and batch order.
-    max_train_hours: stop once the training time over all calls reaches
-      this.
-    checkpoint_minutes: minutes between checkpoints.
-    log_every: steps per record (default 200; --quick 5).
-    eval_every: steps between evaluations (default 2000; --quick 20).
-    eval_positions: size of the fixed train and test subsets evaluated.
-    cpu_devices: XLA CPU devices (default: a power of two up to the
-      cores; one per core uses every core).
   """
   data: Optional[str] = None
   kgs: Optional[str] = None
@@ -79,41 +72,43 @@ class Options:
   size: int = 19
   min_rank: str = "6d"
   fractions: Optional[Tuple[float, float, float]] = None
-  seed: int = 0
-  max_train_hours: float = 8.0
-  checkpoint_minutes: float = 10.0
-  log_every: Optional[int] = None
-  eval_every: Optional[int] = None
-  eval_positions: int = 10_000
-  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
+    super().__post_init__()
     if self.data is not None and self.kgs is not None:
       raise ValueError("data and kgs: give one source, not both")
     if self.preset not in ("cpu", "paper"):
       raise ValueError(f"preset must be 'cpu' or 'paper', got "
                        f"{self.preset!r}")
     stages.check_optional_ints(self, {
-        "layers": 1, "filters": 1, "batch_size": 1, "total_samples": 1,
-        "log_every": 1, "eval_every": 1, "cpu_devices": 1})
+        "layers": 1, "filters": 1, "batch_size": 1, "total_samples": 1})
     stages.check_positive("lr", self.lr)
     stages.check_int("size", self.size, 5)
-    stages.check_int("seed", self.seed, 0)
-    stages.check_positive("max_train_hours", self.max_train_hours)
-    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
-    stages.check_int("eval_positions", self.eval_positions, 1)
     if self.fractions is not None:
       for share in self.fractions:
         stages.check_positive("fractions", share, zero=True)
 
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options(groups.Schedule, Own):
+  """What a value-network run computes (recorded in command.json): the
+  fields of `Own` and `Schedule`, these of the schedule's in this stage's
+  words.
+
+  Attributes:
+    max_train_hours: stop once the training time over all calls reaches
+      this.
+    log_every: steps per record (default 200; --quick 5).
+    eval_every: steps between evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed train and test subsets evaluated.
+    cpu_devices: XLA CPU devices (default: a power of two up to the
+      cores; one per core uses every core).
+  """
+
   def resolved(self) -> "Options":
     """Every default that depends on other options or the machine filled
     in (what command.json records)."""
-    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
-    return dataclasses.replace(
-        self, log_every=self.log_every or (5 if self.quick else 200),
-        eval_every=self.eval_every or (20 if self.quick else 2000),
-        cpu_devices=self.cpu_devices or cpu_devices.default_cpu_device_count())
+    return dataclasses.replace(self, **self.schedule_defaults(self.quick))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -252,14 +247,8 @@ def run(command: Command) -> int:
   if jax.process_index() == 0:
     if not resuming:
       stages.record(output, STAGE, options)
-    os.makedirs(output, exist_ok=True)
-    tmp = config_path + ".tmp"
-    with open(tmp, "w") as f:
-      json.dump({"config": config.to_json(), "source": source,
-                 "seed": seed}, f, indent=1)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, config_path)
+    stages.write_json(config_path, {"config": config.to_json(),
+                                    "source": source, "seed": seed})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("value_net: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None

@@ -1,0 +1,107 @@
+"""Option fields several stages share: dataclass bases of their `Options`.
+
+A stage's `Options` inherits a group's fields, defaults, help and checks;
+command.json records them by name like the stage's own fields. Help comes
+from the first class along the MRO whose docstring documents the field,
+so a stage whose --help words a field otherwise says so in its own class.
+
+A dataclass lists its bases' fields from the last base to the first, so a
+stage keeps its flags in their order (records, its own, the schedule) by
+putting its own fields in a base too: `Options(Schedule, Own,
+GameRecords)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Optional, Tuple
+
+from alphago_jax.cli import stages
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Group:
+  """The root of the groups: each checks its fields in `__post_init__`
+  after calling super()'s, so that an `Options` of several checks all."""
+
+  def __post_init__(self):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GameRecords(Group):
+  """The game records a stage trains on and the positions it keeps (read
+  by `data.run_dataset.dataset_from_args`).
+
+  Attributes:
+    data: an .sgf file, a tar(.gz) archive or a folder of them.
+    cache: folder for position caches (default: beside the data if
+      writable, else ~/.cache/alphago_jax).
+    size: board size kept.
+    min_rank: both players at least this rank; 'none' for any.
+    fractions: shares of the games per split, TRAIN VAL TEST (default 0.95
+      0.025 0.025).
+    min_ply: leave out positions before this engine move, in training and
+      test (generated games' random openings).
+  """
+  data: str
+  cache: Optional[str] = None
+  size: int = 19
+  min_rank: str = "6d"
+  fractions: Optional[Tuple[float, float, float]] = None
+  min_ply: int = 0
+
+  def __post_init__(self):
+    super().__post_init__()
+    if not isinstance(self.data, str) or not self.data:
+      raise ValueError(f"data must be a path, got {self.data!r}")
+    stages.check_int("size", self.size, 5)
+    stages.check_int("min_ply", self.min_ply, 0)
+    if self.fractions is not None:
+      for share in self.fractions:
+        stages.check_positive("fractions", share, zero=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Schedule(Group):
+  """A network's training schedule on XLA CPU devices: its time budget,
+  checkpoints, metrics and evaluations (in sl-policy's words).
+
+  Attributes:
+    seed: network initialisation and batch order.
+    max_train_hours: stop once the run's training time over all calls
+      reaches this.
+    checkpoint_minutes: minutes between checkpoints.
+    log_every: steps per metrics record (default 200; --quick 5).
+    eval_every: steps between test evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed test subset of the curve.
+    cpu_devices: XLA CPU devices (default: a power of two up to the
+      cores; one per core uses every core); XLA_FLAGS wins where it sets
+      the count.
+  """
+  seed: int = 0
+  max_train_hours: float = 8.0
+  checkpoint_minutes: float = 10.0
+  log_every: Optional[int] = None
+  eval_every: Optional[int] = None
+  eval_positions: int = 10_000
+  cpu_devices: Optional[int] = None
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_int("seed", self.seed, 0)
+    stages.check_positive("max_train_hours", self.max_train_hours)
+    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
+    stages.check_optional_ints(self, {"log_every": 1, "eval_every": 1,
+                                      "cpu_devices": 1})
+    stages.check_int("eval_positions", self.eval_positions, 1)
+
+  def schedule_defaults(self, quick: bool) -> Dict[str, int]:
+    """The defaults the docstring names that depend on --quick or the
+    machine, filled in (for `resolved`)."""
+    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+    return {
+        "log_every": self.log_every or (5 if quick else 200),
+        "eval_every": self.eval_every or (20 if quick else 2000),
+        "cpu_devices": (self.cpu_devices
+                        or cpu_devices.default_cpu_device_count())}
