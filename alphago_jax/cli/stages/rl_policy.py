@@ -244,14 +244,10 @@ def run(command: Command) -> int:
     variables = jax.tree.map(lambda x: x.copy(), variables_of(fresh))
   if not resuming:
     stages.record(output, STAGE, options)
-  os.makedirs(output, exist_ok=True)
-  tmp = config_path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump({"config": config.to_json(), "sl_checkpoint": sl_path,
-               "seed": seed, "iterations": iterations,
-               "eval_games": eval_games, "cpu_devices": devices}, f,
-              indent=1)
-  os.replace(tmp, config_path)
+  stages.write_json(config_path, {
+      "config": config.to_json(), "sl_checkpoint": sl_path, "seed": seed,
+      "iterations": iterations, "eval_games": eval_games,
+      "cpu_devices": devices})
   try:
     state, _ = rl.train_reinforce(
         config, seed=seed, variables=variables, num_iterations=iterations,
