@@ -119,6 +119,14 @@ def test_quick_command_beats_its_starting_network(tmp_path):
   assert {"win_rate", "mean_length", "loss", "grad_norm"} <= set(records[0])
   model, variables, step = rl.load_rl_policy(tmp_path / "checkpoints")
   assert model == MODEL and step == 12 and "Conv_0" in variables["params"]
+  # A resumed call may skip the match; the run keeps its own count.
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out):
+    assert rl_policy.main(["--output", str(tmp_path), "--resume",
+                           "--iterations", "13", "--eval-games", "0"]) == 0
+  assert "p_ρ vs p_σ" not in out.getvalue()
+  assert out.getvalue().splitlines()[-1] == "RESULT iterations=13 games=416"
+  assert json.load(open(tmp_path / "config.json"))["eval_games"] == 128
 
 
 def test_resumed_run_equals_uninterrupted(tmp_path):

@@ -66,8 +66,9 @@ class Options:
       reaches this.
     checkpoint_minutes: minutes between checkpoints.
     log_every: iterations per metrics record.
-    eval_games: p_ρ vs p_σ games at the end, half as each colour (default
-      400; --quick 128; 0 skips).
+    eval_games: p_ρ vs p_σ games at the end of the call, half as each
+      colour (default 400; --quick 128; 0 skips); with --resume, for this
+      call only.
     cpu_devices: XLA CPU devices the games and gradients are split over
       (default: a power of two up to the cores, one per core; --quick 1).
       A resumed run keeps its own.
@@ -211,14 +212,18 @@ def run(command: Command) -> int:
     config = rl.ReinforceConfig.from_json(saved["config"])
     sl_path, seed = saved["sl_checkpoint"], saved["seed"]
     iterations, eval_games = saved["iterations"], saved["eval_games"]
+    recorded_eval_games = eval_games
     if command.options.iterations is not None:
       iterations = command.options.iterations  # A resumed run may grow.
+    if command.options.eval_games is not None:
+      # A call that only continues training may skip the match (0).
+      eval_games = command.options.eval_games
   else:
     if ckpt.latest_step(ckpt_dir) is not None:
       return stages.fail(f"{output} already holds a run; pass --resume to "
                          f"continue it or choose another --output")
     seed, iterations = options.seed, options.iterations
-    eval_games = options.eval_games
+    eval_games = recorded_eval_games = options.eval_games
     # The default is recorded as the repository's relative name, never as
     # this machine's path.
     sl_path = None if options.quick else (
@@ -246,7 +251,7 @@ def run(command: Command) -> int:
     stages.record(output, STAGE, options)
   stages.write_json(config_path, {
       "config": config.to_json(), "sl_checkpoint": sl_path, "seed": seed,
-      "iterations": iterations, "eval_games": eval_games,
+      "iterations": iterations, "eval_games": recorded_eval_games,
       "cpu_devices": devices})
   try:
     state, _ = rl.train_reinforce(
