@@ -30,6 +30,8 @@ from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
 
+import helpers
+
 SIZE = 5
 U_MAX = 50  # the 5x5 move cap: many games end before U
 CONFIG = vd.ValueDataConfig(board_size=SIZE, chunk_games=256,
@@ -217,6 +219,45 @@ def test_chunks_resume_and_damage_is_named(folder, policy, tmp_path):
   with pytest.raises(vd.ValueDataError,
                      match=f"{broken / 'chunk-00000.npz'}.*unreadable"):
     vd.load_value_data(broken)
+
+
+TWO_DEVICES = """
+import sys
+import jax, numpy as np
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables)
+from alphago_jax.training import make_mesh
+from alphago_jax.training import value_data as vd
+assert jax.device_count() == 2, jax.devices()
+model = PolicyNetConfig.tiny(board_size=5)
+policy = (model, init_policy_variables(PolicyNet(model), jax.random.key(0)))
+config = vd.ValueDataConfig(board_size=5, chunk_games=8, max_random_ply=12,
+                            test_fraction=0.25, seed=3)
+one, two = sys.argv[1], sys.argv[2]
+vd.generate(one, config, policy, games=24)
+# 3 chunks on 2 devices: a pair, then a last group of one (padded).
+vd.generate(two, config, policy, games=24, mesh=make_mesh())
+assert vd.finished_chunks(one) == vd.finished_chunks(two) == [0, 1, 2]
+read = vd._read_chunk  # pylint: disable=protected-access
+for c in range(3):
+  a, b = read(vd.chunk_path(one, c)), read(vd.chunk_path(two, c))
+  assert a.keys() == b.keys()
+  for k in a:
+    np.testing.assert_array_equal(a[k], b[k], err_msg=f"chunk {c} {k}")
+# The chunks differ from each other (each its own key).
+assert not np.array_equal(read(vd.chunk_path(one, 0))["moves"],
+                          read(vd.chunk_path(one, 1))["moves"])
+print("OK")
+"""
+
+
+def test_two_devices_play_the_chunks_one_device_plays(tmp_path):
+  """Chunks played two at a time on a 2-device mesh (and a last one
+  alone) equal the chunks of one device: the folder does not depend on
+  the device count, so a run may resume on another machine."""
+  proc = helpers.run_python(["-c", TWO_DEVICES, str(tmp_path / "one"),
+                             str(tmp_path / "two")], devices=2, timeout=600)
+  assert proc.stdout.strip().splitlines()[-1] == "OK"
 
 
 def test_data_config_errors_name_the_field():

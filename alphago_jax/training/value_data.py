@@ -63,12 +63,14 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, PartitionSpec
 
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import policy_games
+from alphago_jax.training.mesh import DATA_AXIS
 
 FORMAT = "alphago_jax.value_data"
 FORMAT_VERSION = 1
@@ -260,16 +262,29 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
 def make_generate_fn(game: go_lib.Go, sl_model: PolicyNetConfig,
                      rl_model: Optional[PolicyNetConfig], *, num_games: int,
                      max_random_ply: int, temperature: float = 1.0,
-                     record: bool = False):
+                     record: bool = False, mesh: Optional[Mesh] = None):
   """Jitted `(sl_vars, rl_vars, key) -> play_value_games(...)` (cached;
-  `rl_vars` is ignored when `rl_model` is None)."""
-  @jax.jit
-  def generate(sl_vars, rl_vars, key):
+  `rl_vars` is ignored when `rl_model` is None).
+
+  With a `mesh` of D devices it takes keys `[D]` and returns the D results
+  stacked, `[D, ...]`: device d plays `num_games` games from `keys[d]`,
+  the games one device would play from that key (whole chunks in parallel
+  rather than a chunk split, so that a chunk does not depend on the device
+  count)."""
+  def one(sl_vars, rl_vars, key):
     return play_value_games(game, sl_model, sl_vars, rl_model, rl_vars, key,
                             num_games=num_games,
                             max_random_ply=max_random_ply,
                             temperature=temperature, record=record)
-  return generate
+  if mesh is None:
+    return jax.jit(one)
+
+  def local(sl_vars, rl_vars, keys):
+    return jax.tree.map(lambda x: x[None], one(sl_vars, rl_vars, keys[0]))
+
+  data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
+  return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(rep, rep, data),
+                               out_specs=data, check_vma=False))
 
 
 # -- Chunks on disk ------------------------------------------------------------
@@ -358,9 +373,12 @@ def generate(folder, config: ValueDataConfig,
              sl: Tuple[PolicyNetConfig, Any],
              rl: Optional[Tuple[PolicyNetConfig, Any]] = None, *,
              games: int, sources: Optional[Dict[str, Any]] = None,
-             log: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+             log: Optional[Callable[[str], None]] = None,
+             mesh: Optional[Mesh] = None) -> Dict[str, Any]:
   """Plays and writes the chunks of `folder` up to `games` games (rounded
-  up to whole chunks); chunks already there are kept (resume).
+  up to whole chunks); chunks already there are kept (resume). With a
+  `mesh` of D devices, D chunks are played at once, one a device; the
+  chunks are the same as on one device.
 
   Args:
     folder: the output folder (created).
@@ -399,29 +417,41 @@ def generate(folder, config: ValueDataConfig,
   for name in os.listdir(folder):  # temporary files of killed writers
     if ".tmp-" in name:
       os.remove(os.path.join(folder, name))
+  devices = 1 if mesh is None else mesh.shape[DATA_AXIS]
   play = make_generate_fn(game, sl_model, rl_model,
                           num_games=config.chunk_games,
                           max_random_ply=config.u_max,
                           temperature=float(config.temperature),
-                          record=True)
+                          record=True, mesh=None if devices == 1 else mesh)
   wanted = -(-games // config.chunk_games)
   done = set(finished_chunks(folder))
+  todo = [c for c in range(wanted) if c not in done]
   base = jax.random.key(config.seed)
   start, new = time.perf_counter(), 0
-  for chunk in range(wanted):
-    if chunk in done:
-      continue
+  for first in range(0, len(todo), devices):
+    group = todo[first:first + devices]
     t = time.perf_counter()
-    out = jax.device_get(play(sl_vars, rl_vars,
-                              jax.random.fold_in(base, chunk)))
-    arrays = chunk_arrays(out, config, chunk)
-    _write_atomic(chunk_path(folder, chunk),
-                  lambda f, a=arrays: np.savez(f, **a))
-    new += config.chunk_games
-    log(f"chunk {chunk}: {int(arrays['kept'].sum())} of "
-        f"{config.chunk_games} games kept, mean length "
-        f"{float(arrays['length'].mean()):.1f}, "
-        f"{config.chunk_games / (time.perf_counter() - t):.1f} games/s")
+    if devices == 1:
+      outs = [jax.device_get(play(sl_vars, rl_vars,
+                                  jax.random.fold_in(base, group[0])))]
+    else:
+      # A short last group repeats its first chunk on the idle devices
+      # (played, then dropped): one compiled shape.
+      padded = group + [group[0]] * (devices - len(group))
+      keys = jnp.stack([jax.random.fold_in(base, c) for c in padded])
+      stacked = jax.device_get(play(sl_vars, rl_vars, keys))
+      outs = [jax.tree.map(lambda x, i=i: x[i], stacked)
+              for i in range(len(group))]
+    seconds = time.perf_counter() - t
+    for chunk, out in zip(group, outs):
+      arrays = chunk_arrays(out, config, chunk)
+      _write_atomic(chunk_path(folder, chunk),
+                    lambda f, a=arrays: np.savez(f, **a))
+      new += config.chunk_games
+      log(f"chunk {chunk}: {int(arrays['kept'].sum())} of "
+          f"{config.chunk_games} games kept, mean length "
+          f"{float(arrays['length'].mean()):.1f}, "
+          f"{len(group) * config.chunk_games / seconds:.1f} games/s")
   seconds = time.perf_counter() - start
   result = summary(folder)
   result.update(new_games=new,

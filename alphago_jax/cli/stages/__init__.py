@@ -17,6 +17,7 @@ import dataclasses
 import importlib
 import json
 import math
+import os
 import sys
 from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
@@ -59,6 +60,83 @@ class TrainingCommand(Generic[OptionsT]):
 
   def __post_init__(self):
     check_positive("hours", self.hours)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFiles:
+  """A training call's run directory: its config.json, its checkpoints,
+  and the config.json it resumes (`saved`; None when the call starts the
+  run). Reading it starts no JAX backend, so that a resumed run's
+  recorded device count can still be applied."""
+  output: str
+  saved: Optional[Dict[str, Any]]
+
+  @classmethod
+  def of(cls, command: TrainingCommand) -> "RunFiles":
+    """The run `command` continues (--resume with a config.json) or
+    starts."""
+    path = os.path.join(command.output, "config.json")
+    if command.resume and os.path.exists(path):
+      with open(path) as f:
+        return cls(command.output, json.load(f))
+    return cls(command.output, None)
+
+  @property
+  def resuming(self) -> bool:
+    return self.saved is not None
+
+  @property
+  def config_path(self) -> str:
+    return os.path.join(self.output, "config.json")
+
+  @property
+  def ckpt_dir(self) -> str:
+    return os.path.join(self.output, "checkpoints")
+
+  def check_fresh(self) -> None:
+    """Refuses to start a run over one (call once the devices are set:
+    reading checkpoints starts JAX).
+
+    Raises:
+      ValueError: the directory holds a complete checkpoint.
+    """
+    from alphago_jax.training import checkpoint as ckpt  # pylint: disable=import-outside-toplevel
+    if not self.resuming and ckpt.latest_step(self.ckpt_dir) is not None:
+      raise ValueError(f"{self.output} already holds a run; pass --resume "
+                       f"to continue it or choose another --output")
+
+
+def log(line: str) -> None:
+  """A stage's progress line (flushed: runs are watched through pipes)."""
+  print(line, flush=True)
+
+
+def start_cpu_devices(count: int) -> Optional[int]:
+  """Gives the process `count` XLA CPU devices before JAX starts; an error
+  status for a bad count, else None (a process whose JAX has started keeps
+  its devices: a stage called from a test or a chain)."""
+  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  try:
+    cpu_devices.use_cpu_devices(count)
+  except ValueError as e:
+    return fail(f"--cpu-devices: {e}")
+  except RuntimeError:
+    pass
+  return None
+
+
+def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
+  """The host loop's keyword arguments every training stage passes alike:
+  this call's --hours, the run's training-time budget (where the stage has
+  one), the checkpoint and metrics periods, resume, log and progress."""
+  limits = dict(
+      max_seconds=None if command.hours is None else 3600 * command.hours,
+      log_every=options.log_every,
+      checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
+      log=log, progress=sys.stderr.isatty())
+  if hasattr(options, "max_train_hours"):
+    limits["max_train_seconds"] = 3600 * options.max_train_hours
+  return limits
 
 
 def load(stage: str):

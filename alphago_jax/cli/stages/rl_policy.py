@@ -21,7 +21,6 @@ games, 128 evaluation games: seconds after compiling.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from typing import Literal, Optional
@@ -177,24 +176,13 @@ def run(command: Command) -> int:
     options = command.options.resolved()
   except ValueError as e:
     return stages.fail(str(e))
-  output = command.output
-  log = lambda line: print(line, flush=True)
-  config_path = os.path.join(output, "config.json")
-  ckpt_dir = os.path.join(output, "checkpoints")
-  resuming = command.resume and os.path.exists(config_path)
-  saved = None
-  if resuming:
-    with open(config_path) as f:
-      saved = json.load(f)
+  run_files = stages.RunFiles.of(command)
+  saved, resuming = run_files.saved, run_files.resuming
   # The device count is fixed before JAX starts; a run keeps its own (runs
   # recorded before it was saved ran on one device).
   devices = saved.get("cpu_devices", 1) if saved else options.cpu_devices
+  stages.start_cpu_devices(devices)  # Resolved options: a valid count.
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import cpu_devices
-  try:
-    cpu_devices.use_cpu_devices(devices)
-  except RuntimeError:
-    pass  # Called in a process whose JAX has started: its devices.
   import jax
 
   from alphago_jax.training import checkpoint as ckpt
@@ -202,6 +190,7 @@ def run(command: Command) -> int:
   from alphago_jax.training import reinforce as rl
   from alphago_jax.training.mesh import make_mesh
   from alphago_jax.training.state import variables_of
+  log = stages.log
   if jax.device_count() < devices:
     log(f"note: this process has {jax.device_count()} XLA devices, fewer "
         f"than cpu_devices={devices}: the games run on those")
@@ -219,9 +208,10 @@ def run(command: Command) -> int:
       # A call that only continues training may skip the match (0).
       eval_games = command.options.eval_games
   else:
-    if ckpt.latest_step(ckpt_dir) is not None:
-      return stages.fail(f"{output} already holds a run; pass --resume to "
-                         f"continue it or choose another --output")
+    try:
+      run_files.check_fresh()
+    except ValueError as e:
+      return stages.fail(str(e))
     seed, iterations = options.seed, options.iterations
     eval_games = recorded_eval_games = options.eval_games
     # The default is recorded as the repository's relative name, never as
@@ -248,20 +238,16 @@ def run(command: Command) -> int:
     fresh = rl.init_reinforce_state(config, seed)
     variables = jax.tree.map(lambda x: x.copy(), variables_of(fresh))
   if not resuming:
-    stages.record(output, STAGE, options)
-  stages.write_json(config_path, {
+    stages.record(command.output, STAGE, options)
+  stages.write_json(run_files.config_path, {
       "config": config.to_json(), "sl_checkpoint": sl_path, "seed": seed,
       "iterations": iterations, "eval_games": recorded_eval_games,
       "cpu_devices": devices})
   try:
     state, _ = rl.train_reinforce(
         config, seed=seed, variables=variables, num_iterations=iterations,
-        output_dir=output,
-        max_seconds=None if command.hours is None else 3600 * command.hours,
-        max_train_seconds=3600 * options.max_train_hours,
-        log_every=options.log_every,
-        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
-        log=log, progress=sys.stderr.isatty(), mesh=mesh)
+        output_dir=command.output, mesh=mesh,
+        **stages.loop_limits(command, options))
   except ckpt.CheckpointMismatchError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

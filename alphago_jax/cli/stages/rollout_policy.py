@@ -18,7 +18,6 @@ stopped (the run's config.json wins over the flags). The last line is
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from typing import Optional
@@ -129,21 +128,16 @@ def run(command: Command) -> int:
     options = command.options.resolved()
   except ValueError as e:
     return stages.fail(str(e))
-  output = command.output
-  log = lambda line: print(line, flush=True)
-  config_path = os.path.join(output, "config.json")
-  ckpt_dir = os.path.join(output, "checkpoints")
-  if command.resume and os.path.exists(config_path):
-    with open(config_path) as f:
-      saved = json.load(f)
+  output, log = command.output, stages.log
+  run_files = stages.RunFiles.of(command)
+  config_path, saved = run_files.config_path, run_files.saved
+  if run_files.resuming:
     config = rp.RolloutTrainConfig.from_json(saved["train"])
     dataset = saved["dataset"]
     seed = saved["seed"]
   else:
-    if ckpt.latest_step(ckpt_dir) is not None:
-      return stages.fail(f"{output} already holds a run; pass --resume to "
-                         f"continue it or choose another --output")
     try:
+      run_files.check_fresh()
       config = options.train_config()
       dataset = run_dataset.dataset_from_args(
           options, limit=300 if options.quick else None)
@@ -168,12 +162,8 @@ def run(command: Command) -> int:
     state, history = rp.train_rollout_policy(
         config, train, seed=seed,
         eval_positions=eval_subset(test, options.eval_positions),
-        output_dir=output,
-        max_seconds=None if command.hours is None else 3600 * command.hours,
-        log_every=options.log_every, eval_every=options.eval_every,
-        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
-        log=log, progress=sys.stderr.isatty(), tensorboard=False,
-        export_extra=meta)
+        output_dir=output, eval_every=options.eval_every, tensorboard=False,
+        export_extra=meta, **stages.loop_limits(command, options))
   except ckpt.CheckpointMismatchError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

@@ -22,7 +22,6 @@ step=<s> samples=<n> test_top1=<x> test_top5=<y> devices=<d>`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from typing import Literal, Optional
@@ -179,14 +178,10 @@ def run(command: Command) -> int:
   except ValueError as e:
     return stages.fail(str(e))
   patient_collectives()
+  # Before JAX starts: the first JAX operation fixes the devices.
+  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
+    return status
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import cpu_devices
-  try:  # Before JAX starts: the first JAX operation fixes the devices.
-    cpu_devices.use_cpu_devices(options.cpu_devices)
-  except ValueError as e:
-    return stages.fail(f"--cpu-devices: {e}")
-  except RuntimeError:
-    pass  # Called in a process whose JAX has started: its devices.
   import jax
   from jax.experimental import multihost_utils
 
@@ -199,14 +194,10 @@ def run(command: Command) -> int:
   if command.coordinator:
     jax.distributed.initialize(command.coordinator, command.num_processes,
                                command.process_id)
-  output = command.output
-  log = lambda line: print(line, flush=True)
-  config_path = os.path.join(output, "config.json")
-  ckpt_dir = os.path.join(output, "checkpoints")
-  resuming = command.resume and os.path.exists(config_path)
+  output, log = command.output, stages.log
+  run_files = stages.RunFiles.of(command)
+  saved, resuming = run_files.saved, run_files.resuming
   if resuming:
-    with open(config_path) as f:
-      saved = json.load(f)
     config = sl.SupervisedConfig.from_json(saved["config"])
     dataset, seed = saved["dataset"], saved["seed"]
     # Only a --total-samples given in this call re-plans (the resolved
@@ -219,10 +210,8 @@ def run(command: Command) -> int:
       log(f"schedule horizon {config.total_samples} -> {horizon} samples")
       config = dataclasses.replace(config, total_samples=horizon)
   else:
-    if ckpt.latest_step(ckpt_dir) is not None:
-      return stages.fail(f"{output} already holds a run; pass --resume to "
-                         f"continue it or choose another --output")
     try:
+      run_files.check_fresh()
       config = build_config(options)
       dataset = run_dataset.dataset_from_args(options, limit=options.limit)
     except ValueError as e:
@@ -239,7 +228,7 @@ def run(command: Command) -> int:
     if not resuming:
       stages.record(output, STAGE, options)
     # The paths as given, not absolute: run directories get committed.
-    stages.write_json(config_path, {
+    stages.write_json(run_files.config_path, {
         "config": config.to_json(), "dataset": dataset,
         "data": options.data, "cache": options.cache, "seed": seed})
   if jax.process_count() > 1:
@@ -249,12 +238,8 @@ def run(command: Command) -> int:
     state, history = sl.train_supervised(
         config, train, seed=seed,
         eval_positions=sl.eval_subset(test, options.eval_positions),
-        output_dir=output, mesh=mesh,
-        max_seconds=None if command.hours is None else 3600 * command.hours,
-        max_train_seconds=3600 * options.max_train_hours,
-        log_every=options.log_every, eval_every=options.eval_every,
-        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
-        log=log, progress=sys.stderr.isatty())
+        output_dir=output, mesh=mesh, eval_every=options.eval_every,
+        **stages.loop_limits(command, options))
   except ckpt.CheckpointMismatchError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

@@ -48,7 +48,9 @@ class Options:
     komi: of the games.
     seed: the games' random draws (and --quick's untrained policy).
     size: board size of --quick's untrained policy.
-    cpu_devices: XLA CPU devices (the generator runs on one).
+    cpu_devices: XLA CPU devices, each playing its own chunks (default:
+      a power of two up to the cores; --quick 1); the chunks do not
+      depend on it.
   """
   sl_checkpoint: Optional[str] = None
   rl_checkpoint: Optional[str] = None
@@ -60,7 +62,7 @@ class Options:
   komi: float = 7.5
   seed: int = 0
   size: int = 9
-  cpu_devices: int = 1
+  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
     stages.check_optional_ints(self, {"games": 1, "chunk_games": 1,
@@ -75,14 +77,17 @@ class Options:
       raise ValueError(f"komi must be a number, got {self.komi!r}")
     stages.check_int("seed", self.seed, 0)
     stages.check_int("size", self.size, 5)
-    stages.check_int("cpu_devices", self.cpu_devices, 1)
+    stages.check_optional_ints(self, {"cpu_devices": 1})
 
   def resolved(self) -> "Options":
     """The defaults that depend on --quick filled in (what command.json
     records); U_max stays None (the board's default, in config.json)."""
+    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
     return dataclasses.replace(
         self, games=self.games or (64 if self.quick else 10_000),
-        chunk_games=self.chunk_games or (32 if self.quick else 256))
+        chunk_games=self.chunk_games or (32 if self.quick else 256),
+        cpu_devices=self.cpu_devices or (
+            1 if self.quick else cpu_devices.default_cpu_device_count()))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -117,21 +122,19 @@ def load_any_policy(path: str):
 def run(command: Command) -> int:
   """Generates (or extends) the folder of `command`; the exit status."""
   options = command.options.resolved()
+  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
+    return status
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import cpu_devices
-  try:
-    cpu_devices.use_cpu_devices(options.cpu_devices)
-  except ValueError as e:
-    return stages.fail(f"--cpu-devices: {e}")
   import jax
 
   from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                          init_policy_variables)
   from alphago_jax.training import checkpoint as ckpt
   from alphago_jax.training import value_data as vd
+  from alphago_jax.training.mesh import make_mesh
 
   output = command.output
-  log = lambda line: print(line, flush=True)
+  log = stages.log
   if command.summary:
     try:
       s = vd.summary(output)
@@ -179,8 +182,11 @@ def run(command: Command) -> int:
       f"chunks of {config.chunk_games}")
   stages.record(output, STAGE, options)
   try:
+    devices = min(options.cpu_devices, jax.device_count())
     result = vd.generate(output, config, (sl_model, sl_vars), rl,
-                         games=options.games, sources=sources, log=log)
+                         games=options.games, sources=sources, log=log,
+                         mesh=make_mesh(jax.devices()[:devices])
+                         if devices > 1 else None)
   except (vd.ValueDataError, ValueError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

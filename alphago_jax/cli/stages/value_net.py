@@ -21,7 +21,6 @@ records). The last line: `RESULT train_mse=.. test_mse=.. positions=..`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from typing import Literal, Optional, Tuple
@@ -190,12 +189,9 @@ def _source(options: Options) -> dict:
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
   options = command.options.resolved()
+  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
+    return status
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import cpu_devices
-  try:
-    cpu_devices.use_cpu_devices(options.cpu_devices)
-  except ValueError as e:
-    return stages.fail(f"--cpu-devices: {e}")
   import jax
   from jax.experimental import multihost_utils
 
@@ -205,20 +201,17 @@ def run(command: Command) -> int:
   from alphago_jax.training import value_net as vn
   from alphago_jax.training.loop import make_mesh
 
-  output = command.output
-  log = lambda line: print(line, flush=True)
-  config_path = os.path.join(output, "config.json")
-  ckpt_dir = os.path.join(output, "checkpoints")
-  resuming = command.resume and os.path.exists(config_path)
+  output, log = command.output, stages.log
+  run_files = stages.RunFiles.of(command)
+  saved, resuming = run_files.saved, run_files.resuming
   if resuming:
-    with open(config_path) as f:
-      saved = json.load(f)
     source, seed = saved["source"], saved["seed"]
     config = vn.ValueTrainConfig.from_json(saved["config"])
   else:
-    if ckpt.latest_step(ckpt_dir) is not None:
-      return stages.fail(f"{output} already holds a run; pass --resume to "
-                         f"continue it or choose another --output")
+    try:
+      run_files.check_fresh()
+    except ValueError as e:
+      return stages.fail(str(e))
     if options.data is None and options.kgs is None:
       return stages.fail("give --data (a value-data folder) or --kgs (game "
                          "records)")
@@ -247,7 +240,7 @@ def run(command: Command) -> int:
   if jax.process_index() == 0:
     if not resuming:
       stages.record(output, STAGE, options)
-    stages.write_json(config_path, {"config": config.to_json(),
+    stages.write_json(run_files.config_path, {"config": config.to_json(),
                                     "source": source, "seed": seed})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("value_net: output ready")
@@ -257,12 +250,8 @@ def run(command: Command) -> int:
   try:
     state, history = vn.train_value(
         config, train, seed=seed, eval_sets=eval_sets,
-        output_dir=output, mesh=mesh,
-        max_seconds=None if command.hours is None else 3600 * command.hours,
-        max_train_seconds=3600 * options.max_train_hours,
-        log_every=options.log_every, eval_every=options.eval_every,
-        checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
-        log=log, progress=sys.stderr.isatty())
+        output_dir=output, mesh=mesh, eval_every=options.eval_every,
+        **stages.loop_limits(command, options))
   except (ckpt.CheckpointMismatchError, ValueError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
