@@ -179,6 +179,14 @@ assert pg.a_is_black_blocks(8, 2).tolist() == [True, True, False, False] * 2
 r = pg.policy_match(model, va, model, vb, key, games_per_colour=3,
                     mesh=mesh)
 assert r["games"] == 6 and r["wins"] + r["draws"] + r["losses"] == 6, r
+# Regression (rl-policy's closing match crashed): A replicated over the
+# mesh, as trained, and B on one device, as loaded.
+on_mesh = jax.device_put(va, jax.sharding.NamedSharding(
+    mesh, jax.sharding.PartitionSpec()))
+on_one = jax.device_put(vb, jax.devices()[0])
+again = pg.policy_match(model, on_mesh, model, on_one, key,
+                        games_per_colour=3, mesh=mesh)
+assert again == r, (again, r)
 print("OK")
 """
 
