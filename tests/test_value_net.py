@@ -230,7 +230,10 @@ from alphago_jax.training import make_mesh
 from alphago_jax.training import value_data as vd
 assert jax.device_count() == 2, jax.devices()
 model = PolicyNetConfig.tiny(board_size=5)
-policy = (model, init_policy_variables(PolicyNet(model), jax.random.key(0)))
+# Committed to one device, as a loaded checkpoint is (regression: the
+# 2-device generator refused such networks).
+policy = (model, jax.device_put(init_policy_variables(
+    PolicyNet(model), jax.random.key(0)), jax.devices()[0]))
 config = vd.ValueDataConfig(board_size=5, chunk_games=8, max_random_ply=12,
                             test_fraction=0.25, seed=3)
 one, two = sys.argv[1], sys.argv[2]

@@ -63,7 +63,7 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
@@ -283,8 +283,16 @@ def make_generate_fn(game: go_lib.Go, sl_model: PolicyNetConfig,
     return jax.tree.map(lambda x: x[None], one(sl_vars, rl_vars, keys[0]))
 
   data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
-  return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(rep, rep, data),
-                               out_specs=data, check_vma=False))
+  sharded = jax.jit(jax.shard_map(local, mesh=mesh,
+                                  in_specs=(rep, rep, data),
+                                  out_specs=data, check_vma=False))
+
+  def generate(sl_vars, rl_vars, keys):
+    # The networks on every device, wherever they were loaded.
+    sl_vars, rl_vars = jax.device_put((sl_vars, rl_vars),
+                                      NamedSharding(mesh, rep))
+    return sharded(sl_vars, rl_vars, keys)
+  return generate
 
 
 # -- Chunks on disk ------------------------------------------------------------
