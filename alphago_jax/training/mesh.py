@@ -6,7 +6,7 @@ from typing import Optional
 
 import jax
 import numpy as np
-from jax.sharding import Mesh
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 DATA_AXIS = "data"
 
@@ -15,6 +15,12 @@ def make_mesh(devices=None) -> Mesh:
   """A 1-D data-parallel mesh over `devices` (default: all)."""
   devices = jax.devices() if devices is None else devices
   return Mesh(np.asarray(devices), (DATA_AXIS,))
+
+
+def replicate(tree, mesh: Mesh):
+  """`tree` on every device of `mesh` (e.g. a network loaded onto one
+  device, for a shard_map over the mesh)."""
+  return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
 
 
 def check_mesh(mesh: Optional[Mesh], **sizes: int) -> None:

@@ -31,13 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, PartitionSpec
 
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
 from alphago_jax.models.policy import PolicyNet, PolicyNetConfig
-from alphago_jax.training.mesh import DATA_AXIS
+from alphago_jax.training.mesh import DATA_AXIS, replicate
 from alphago_jax.types import MASKED_LOGIT
 
 Temperature = Union[float, chex.Array]
@@ -340,13 +340,10 @@ def make_play_fn(game: go_lib.Go, models: Tuple[PolicyNetConfig,
       local, mesh=mesh, in_specs=(rep, rep, rep, rep),
       out_specs=(data, outcome_specs), check_vma=False))
 
-  replicated = NamedSharding(mesh, rep)
-
   def play(variables_a, variables_b, key, temperature):
     # Both networks on every device of the mesh, wherever each came from
     # (a trained p_ρ is replicated, a loaded p_σ sits on one device).
-    variables_a, variables_b = jax.device_put((variables_a, variables_b),
-                                              replicated)
+    variables_a, variables_b = replicate((variables_a, variables_b), mesh)
     states, outcome = sharded(variables_a, variables_b, key, temperature)
     return states, outcome, None
   return play

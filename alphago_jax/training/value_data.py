@@ -63,14 +63,14 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, PartitionSpec
 
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import policy_games
-from alphago_jax.training.mesh import DATA_AXIS
+from alphago_jax.training.mesh import DATA_AXIS, replicate
 
 FORMAT = "alphago_jax.value_data"
 FORMAT_VERSION = 1
@@ -289,8 +289,7 @@ def make_generate_fn(game: go_lib.Go, sl_model: PolicyNetConfig,
 
   def generate(sl_vars, rl_vars, keys):
     # The networks on every device, wherever they were loaded.
-    sl_vars, rl_vars = jax.device_put((sl_vars, rl_vars),
-                                      NamedSharding(mesh, rep))
+    sl_vars, rl_vars = replicate((sl_vars, rl_vars), mesh)
     return sharded(sl_vars, rl_vars, keys)
   return generate
 

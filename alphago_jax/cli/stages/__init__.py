@@ -75,7 +75,7 @@ class RunFiles:
   def of(cls, command: TrainingCommand) -> "RunFiles":
     """The run `command` continues (--resume with a config.json) or
     starts."""
-    path = os.path.join(command.output, "config.json")
+    path = cls(command.output, None).config_path
     if command.resume and os.path.exists(path):
       with open(path) as f:
         return cls(command.output, json.load(f))
