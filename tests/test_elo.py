@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import evaluation, games, search
+from alphago_jax.evaluation import stats
 
 GAME = games.make("tictactoe")
 
@@ -158,3 +159,22 @@ def test_elo_covariance_unconnected_player_is_infinite():
   games[0, 1] = games[1, 0] = 10
   cov = evaluation.elo_covariance(np.zeros(3), games)
   assert math.isfinite(cov[1, 1]) and math.isinf(cov[2, 2])
+
+
+def test_clustered_mean_interval_by_hand_and_by_game():
+  # Two games, one value each: mean 2, S_g − mean·n_g = ∓1, var = 2/1 · 2 / 2²
+  # = 1, so ±1.96 (the usual s²/n with s² = 2).
+  mean, lo, hi = stats.clustered_mean_interval([1.0, 3.0], ["a", "b"])
+  assert (mean, lo, hi) == pytest.approx((2.0, 2 - stats.Z95, 2 + stats.Z95))
+  # Repeating each game's value inside its game adds no information: the
+  # interval is unchanged, where a by-position interval would shrink.
+  values = [0.2, 0.9, 0.4, 0.7, 1.3]
+  games = [0, 1, 2, 3, 4]
+  once = stats.clustered_mean_interval(values, games)
+  thrice = stats.clustered_mean_interval(np.repeat(values, 3),
+                                         np.repeat(games, 3))
+  assert thrice == pytest.approx(once)
+  with pytest.raises(ValueError, match="two clusters"):
+    stats.clustered_mean_interval([1.0, 2.0], [7, 7])
+  with pytest.raises(ValueError, match="differ in length"):
+    stats.clustered_mean_interval([1.0, 2.0], [0])

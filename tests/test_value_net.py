@@ -368,6 +368,13 @@ def test_quick_run_mse_falls_and_resume_equals_uninterrupted(folder,
   assert model == config.model and step == 80
   again = vn.evaluate_value(variables, model, train)
   assert again["mse"] == pytest.approx(evals[-1]["train_mse"], rel=1e-5)
+  # Per position (eval_value's path), with an odd batch padded: the same
+  # MSE, and outcomes from the mover's side as the training step reads them.
+  v, z = vn.predict_values(variables, model, test, batch_size=7)
+  assert v.shape == z.shape == (len(test),)
+  assert set(np.unique(z)) <= {-1.0, 1.0}
+  assert float(np.mean((v - z) ** 2)) == pytest.approx(
+      vn.evaluate_value(variables, model, test)["mse"], rel=1e-5)
 
 
 def test_checkpoint_of_another_network_is_refused(tmp_path):
@@ -405,12 +412,13 @@ def test_value_data_and_value_net_commands(tmp_path):
   from helpers import ROOT, run_mains  # pylint: disable=import-outside-toplevel
   value_data = os.path.join(ROOT, "experiments", "alphago", "value_data.py")
   value_net = os.path.join(ROOT, "experiments", "alphago", "value_net.py")
+  eval_value = os.path.join(ROOT, "experiments", "alphago", "eval_value.py")
   out, run = tmp_path / "data", tmp_path / "run"
   gen = [value_data, ["--quick", "--size", "5", "--output", out]]
   train = [value_net, ["--quick", "--data", out, "--output", run]]
   from test_rollout_policy import PRO  # pylint: disable=import-outside-toplevel
   (made, again, summary, trained, refused, resumed, missing,
-   whole) = run_mains([
+   whole, evaluated, evaluated_whole, no_split) = run_mains([
        gen, gen, (value_data, ["--summary", "--output", out]), train, train,
        (value_net, ["--resume", "--output", run]),
        (value_net, ["--quick", "--data", tmp_path / "nowhere", "--output",
@@ -419,8 +427,26 @@ def test_value_data_and_value_net_commands(tmp_path):
        # records, split by game as asked.
        (value_net, ["--quick", "--kgs", PRO, "--size", "9", "--min-rank",
                     "none", "--fractions", "0.8", "0.1", "0.1", "--cache",
-                    tmp_path / "cache", "--output", tmp_path / "whole"])],
+                    tmp_path / "cache", "--output", tmp_path / "whole"]),
+       # eval_value, per position, against the training run's sums: the
+       # value data's test chunks, and the records' own test split.
+       (eval_value, ["--value-data", out, "--checkpoint", run]),
+       (eval_value, ["--data", PRO, "--checkpoint", tmp_path / "whole",
+                     "--min-rank", "none", "--cache", tmp_path / "cache"]),
+       (eval_value, ["--data", PRO, "--checkpoint", run, "--split",
+                     "test"])],
       devices=2)
+  for res, run_dir in ((evaluated, run), (evaluated_whole,
+                                          tmp_path / "whole")):
+    assert res.returncode == 0, res.stderr[-3000:]
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.startswith("RESULT mse="), last
+    trained_mse = [m for m in read_metrics(run_dir / "metrics.jsonl")
+                   if "test_mse" in m][-1]["test_mse"]
+    assert float(last.split()[1].split("=")[1]) == pytest.approx(
+        trained_mse, abs=2e-4)
+    assert "95% CI [" in res.stdout
+  assert no_split.returncode == 2 and "not trained on" in no_split.stderr
   assert whole.returncode == 0, whole.stderr[-3000:]
   assert whole.stdout.strip().splitlines()[-1].startswith("RESULT ")
   source = json.loads((tmp_path / "whole" / "config.json").read_text())[

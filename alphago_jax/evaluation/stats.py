@@ -36,3 +36,32 @@ def difference_interval(k1: int, n1: int, k2: int, n2: int, z: float = Z95
   lower = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
   upper = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
   return lower, upper
+
+
+def clustered_mean_interval(values, clusters, z: float = Z95
+                            ) -> Tuple[float, float, float]:
+  """(mean, low, high): the mean of `values` with a normal interval whose
+  standard error treats each cluster (e.g. a game), not each value, as the
+  independent draw, since positions of one game share its outcome.
+
+  The ratio estimator's linearised variance: with S_g and n_g the sum and
+  count of cluster g, mean = ΣS_g / Σn_g and var = G/(G−1) Σ(S_g − mean·n_g)²
+  / (Σn_g)². With one value a cluster this is the usual s²/n.
+  """
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  values = np.asarray(values, dtype=np.float64).ravel()
+  clusters = np.asarray(clusters).ravel()
+  if values.shape != clusters.shape:
+    raise ValueError(f"values {values.shape} and clusters {clusters.shape} "
+                     "differ in length")
+  _, index = np.unique(clusters, return_inverse=True)
+  g = int(index.max()) + 1 if len(index) else 0
+  if g < 2:
+    raise ValueError(f"need values from at least two clusters, got {g}")
+  sums = np.bincount(index, weights=values, minlength=g)
+  counts = np.bincount(index, minlength=g).astype(np.float64)
+  n = counts.sum()
+  mean = sums.sum() / n
+  var = g / (g - 1) * np.sum((sums - mean * counts) ** 2) / n ** 2
+  half = z * math.sqrt(var)
+  return float(mean), float(mean - half), float(mean + half)

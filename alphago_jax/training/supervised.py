@@ -42,7 +42,7 @@ from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
-from alphago_jax.training.mesh import DATA_AXIS, check_mesh
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
 from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
@@ -195,7 +195,7 @@ def init_supervised_state(config: SupervisedConfig, seed: int, *,
       buffer=None, key=jax.random.key_data(run_key),
       iteration=jnp.int32(0))
   if mesh is not None:
-    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+    state = replicate(state, mesh)
   return state
 
 

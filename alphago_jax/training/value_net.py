@@ -42,7 +42,7 @@ from alphago_jax.training.validate import (check as _check, is_int as _is_int,
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training import supervised as sl
-from alphago_jax.training.mesh import DATA_AXIS, check_mesh
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "value_net"
@@ -173,7 +173,7 @@ def init_value_state(config: ValueTrainConfig, seed: int, *,
       buffer=None, key=jax.random.key_data(run_key),
       iteration=jnp.int32(0))
   if mesh is not None:
-    state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+    state = replicate(state, mesh)
   return state
 
 
@@ -295,6 +295,45 @@ def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
   n = max(totals["positions"], 1.0)
   return {"mse": totals["sq"] / n, "sign_accuracy": totals["sign"] / n,
           "positions": int(totals["positions"])}
+
+
+def predict_values(variables, model: ValueNetConfig, positions: Positions,
+                   *, batch_size: int = 256, mesh: Optional[Mesh] = None,
+                   limit: Optional[int] = None
+                   ) -> Tuple[np.ndarray, np.ndarray]:
+  """(v, z): v_θ of each position and its outcome for the player to move,
+  each `[P]` (the first `limit` positions; all when None), for
+  per-position errors and intervals (`evaluate_value` gives the sums)."""
+  if positions.size != model.board_size:
+    raise ValueError(f"predict_values: the positions are {positions.size}x"
+                     f"{positions.size}, the network is {model.board_size}x"
+                     f"{model.board_size}")
+  n = len(positions) if limit is None else min(limit, len(positions))
+  network = ValueNet(model)
+  constrain = _constrainer(mesh)
+  if mesh is not None:  # a loaded network sits on one device
+    variables = replicate(variables, mesh)
+
+  @jax.jit
+  def values(variables, batch):
+    inputs = constrain(features_lib.feature_batch(
+        batch, jax.random.key(0), size=model.board_size,
+        names=model.features, augment=False))
+    value = network.apply({"params": variables["params"]}, inputs["planes"])
+    return value, inputs["outcome"]
+
+  vs, zs = [], []
+  for start in range(0, n, batch_size):
+    index = np.arange(start, start + batch_size) % n  # pad the last batch
+    batch = positions.take(index)
+    v, z = jax.device_get(values(variables,
+                                 sl.to_device(batch, mesh, _FIELDS)))
+    keep = min(batch_size, n - start)
+    vs.append(np.asarray(v)[:keep])
+    zs.append(np.asarray(z, np.float32)[:keep])
+  if not vs:
+    return np.zeros((0,), np.float32), np.zeros((0,), np.float32)
+  return np.concatenate(vs), np.concatenate(zs)
 
 
 def decided(positions: Positions) -> Positions:

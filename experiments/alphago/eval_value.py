@@ -1,0 +1,180 @@
+"""Mean squared error of a value-network checkpoint against game outcomes.
+
+Evaluates v_θ on the held-out split of a value-data folder (one position a
+self-play game) or on every position of SGF records (any folder or archive,
+with the filters the network was trained under when it was trained on
+records; flags override), and prints the MSE with a 95% interval, the
+share of positions whose value has the outcome's sign, and a last line
+
+    RESULT mse=<x> sign_accuracy=<y> positions=<n> games=<g>
+
+    python experiments/alphago/eval_value.py --value-data runs/value19 \
+        [--checkpoint checkpoints/value19] [--split test]
+    python experiments/alphago/eval_value.py --data ../shared/data/kgs-6d \
+        [--checkpoint checkpoints/value19] [--split test] [--limit N]
+
+--checkpoint is a run directory (holding checkpoints/) or a checkpoint
+directory; default: the committed 19×19 network, checkpoints/value19.
+--split: for a value-data folder its test chunks by default; for records,
+the test split of the network's own records, any other records whole
+(`all`). The interval treats each game, not each position, as the
+independent draw (positions of one game share its outcome).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import jax
+import numpy as np
+
+from alphago_jax import cpu_devices
+from alphago_jax import data as data_lib
+from alphago_jax.data import run_dataset
+from alphago_jax.evaluation.stats import clustered_mean_interval
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import value_data as vd
+from alphago_jax.training import value_net as vn
+from alphago_jax.training.mesh import make_mesh
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "value19")
+
+
+def _run_config(run_dir):
+  path = os.path.join(run_dir, "config.json")
+  if not os.path.exists(path):
+    return {}
+  with open(path) as f:
+    return json.load(f)
+
+
+def _record_positions(p, args, source, size, log):
+  """The positions of SGF records `args.data` (None after printing the
+  error)."""
+  dataset = source.get("dataset", {}) if source.get("kind") == "kgs" else {}
+  trained = dict(dataset.get("filters", {}))
+  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
+      None if args.min_rank.lower() == "none" else args.min_rank)
+  same = source.get("kind") == "kgs" and run_dataset.same_source(
+      source.get("path"), args.data)
+  split = args.split or ("test" if same else "all")
+  if split != "all" and not same:
+    p.error(f"--split {split}: the network was not trained on {args.data}; "
+            "its records have no split of the network's (use --split all)")
+  try:
+    filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
+    config = (data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
+              if split == "all" else data_lib.DatasetConfig(
+                  filters=filters, fractions=tuple(dataset["fractions"]),
+                  seed=dataset.get("seed", 0), limit=dataset.get("limit")))
+  except ValueError as e:
+    p.error(str(e))
+  try:
+    cache = data_lib.prepare(args.data, args.cache, config,
+                             workers=min(2, os.cpu_count() or 1), log=log)
+  except data_lib.DataError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return None, split
+  return vn.decided(cache.split("train" if split == "all" else split)), split
+
+
+def main(argv=None):
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  source = p.add_mutually_exclusive_group(required=True)
+  source.add_argument("--value-data", default=None,
+                      help="a value-data folder (one position a game)")
+  source.add_argument("--data", default=None, help="SGF records: an .sgf "
+                      "file, a tar(.gz) archive or a folder of them")
+  p.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT,
+                 help="run directory or checkpoint directory")
+  p.add_argument("--step", type=int, default=None,
+                 help="checkpoint step (default: the latest)")
+  p.add_argument("--split", default=None,
+                 choices=("all",) + tuple(data_lib.SPLITS),
+                 help="value data: train or test (default test); records: "
+                 "default test for the network's own, else all")
+  p.add_argument("--min-rank", default=None,
+                 help="records: both players at least this rank ('none' "
+                 "for any; default: as in training, else 6d)")
+  p.add_argument("--cache", default=None, help="records: folder for "
+                 "position caches (default: beside the data if writable, "
+                 "else ~/.cache/alphago_jax)")
+  p.add_argument("--limit", type=int, default=None,
+                 help="evaluate the first N positions only")
+  p.add_argument("--batch-size", type=int, default=256)
+  p.add_argument("--cpu-devices", type=int,
+                 default=cpu_devices.default_cpu_device_count())
+  args = p.parse_args(argv)
+  if args.limit is not None and args.limit < 1:
+    p.error(f"--limit must be at least 1, got {args.limit}")
+  try:
+    cpu_devices.use_cpu_devices(args.cpu_devices)
+  except ValueError as e:
+    p.error(f"--cpu-devices: {e}")
+  log = lambda line: print(line, file=sys.stderr, flush=True)
+  run_dir = args.checkpoint
+  ckpt_dir = os.path.join(run_dir, "checkpoints")
+  if not os.path.isdir(ckpt_dir):
+    ckpt_dir, run_dir = run_dir, os.path.dirname(os.path.abspath(run_dir))
+  try:
+    model, variables, step = vn.load_value(ckpt_dir, step=args.step)
+  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  trained_on = _run_config(run_dir).get("source", {})
+  if args.value_data is not None:
+    split = args.split or "test"
+    if split not in ("train", "test"):
+      p.error(f"--split {split}: a value-data folder has train and test")
+    try:
+      train, test, _ = vd.load_value_data(args.value_data)
+    except data_lib.DataError as e:
+      print(f"error: {e}", file=sys.stderr)
+      return 1
+    positions, where = (train if split == "train" else test), \
+        args.value_data
+  else:
+    positions, split = _record_positions(p, args, trained_on,
+                                         model.board_size, log)
+    if positions is None:
+      return 1
+    where = args.data
+  if len(positions) == 0:
+    print(f"error: no decided positions in the {split} split of {where}",
+          file=sys.stderr)
+    return 1
+  if positions.size != model.board_size:
+    print(f"error: {where} holds {positions.size}x{positions.size} "
+          f"positions, the network in {ckpt_dir} is {model.board_size}x"
+          f"{model.board_size}", file=sys.stderr)
+    return 1
+  mesh = make_mesh() if jax.device_count() > 1 else None
+  if mesh is not None and args.batch_size % jax.device_count():
+    p.error(f"--batch-size {args.batch_size} is not divisible by the "
+            f"{jax.device_count()} devices")
+  v, z = vn.predict_values(variables, model, positions,
+                           batch_size=args.batch_size, mesh=mesh,
+                           limit=args.limit)
+  n = len(v)
+  games = np.asarray(positions.game)[:n]
+  if len(np.unique(games)) < 2:
+    print(f"error: {n} positions from one game: no interval",
+          file=sys.stderr)
+    return 1
+  mse, lo, hi = clustered_mean_interval((v - z) ** 2, games)
+  sign = float(np.mean(v * z > 0))
+  num_games = len(np.unique(games))
+  print(f"checkpoint: {ckpt_dir} step {step} ({model.num_layers} layers x "
+        f"{model.filters} filters, {model.board_size}x{model.board_size})")
+  print(f"data: {where}, split {split}, {n} positions of {num_games} games")
+  print(f"mse: {mse:.4f}  95% CI [{lo:.4f}, {hi:.4f}] (games as draws)")
+  print(f"sign accuracy: {sign:.4f}")
+  print(f"RESULT mse={mse:.4f} sign_accuracy={sign:.4f} positions={n} "
+        f"games={num_games}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
