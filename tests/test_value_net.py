@@ -418,7 +418,7 @@ def test_value_data_and_value_net_commands(tmp_path):
   train = [value_net, ["--quick", "--data", out, "--output", run]]
   from test_rollout_policy import PRO  # pylint: disable=import-outside-toplevel
   (made, again, summary, trained, refused, resumed, missing,
-   whole, evaluated, evaluated_whole, no_split) = run_mains([
+   whole, whole_resumed, evaluated, evaluated_whole, no_split) = run_mains([
        gen, gen, (value_data, ["--summary", "--output", out]), train, train,
        (value_net, ["--resume", "--output", run]),
        (value_net, ["--quick", "--data", tmp_path / "nowhere", "--output",
@@ -428,6 +428,9 @@ def test_value_data_and_value_net_commands(tmp_path):
        (value_net, ["--quick", "--kgs", PRO, "--size", "9", "--min-rank",
                     "none", "--fractions", "0.8", "0.1", "0.1", "--cache",
                     tmp_path / "cache", "--output", tmp_path / "whole"]),
+       # Regression: a resume without --cache built a second cache in the
+       # default folder instead of reading the run's own.
+       (value_net, ["--resume", "--output", tmp_path / "whole"]),
        # eval_value, per position, against the training run's sums: the
        # value data's test chunks, and the records' own test split.
        (eval_value, ["--value-data", out, "--checkpoint", run]),
@@ -453,6 +456,9 @@ def test_value_data_and_value_net_commands(tmp_path):
       "source"]
   assert source["kind"] == "kgs"
   assert source["dataset"]["fractions"] == [0.8, 0.1, 0.1]
+  assert whole_resumed.returncode == 0, whole_resumed.stderr[-3000:]
+  assert f"KGS cache {tmp_path / 'cache'}" in (whole_resumed.stdout
+                                              + whole_resumed.stderr)
   assert made.returncode == 0, made.stderr[-3000:]
   assert made.stdout.strip().splitlines()[-1].startswith("RESULT games=64 ")
   assert again.returncode == 0 and " new_games=0 " in again.stdout

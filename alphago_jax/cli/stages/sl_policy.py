@@ -217,8 +217,11 @@ def run(command: Command) -> int:
     except ValueError as e:
       return stages.fail(str(e))
     seed = options.seed
+  # A resume without --cache reads the cache the run started with.
+  cache_root = options.cache if options.cache is not None or not resuming \
+      else saved.get("cache")
   try:
-    cache, train, test = run_dataset.open_splits(options.data, options.cache,
+    cache, train, test = run_dataset.open_splits(options.data, cache_root,
                                                  dataset, log=log)
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
@@ -230,7 +233,7 @@ def run(command: Command) -> int:
     # The paths as given, not absolute: run directories get committed.
     stages.write_json(run_files.config_path, {
         "config": config.to_json(), "dataset": dataset,
-        "data": options.data, "cache": options.cache, "seed": seed})
+        "data": options.data, "cache": cache_root, "seed": seed})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("sl_policy: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None

@@ -221,8 +221,11 @@ def run(command: Command) -> int:
     except ValueError as e:
       return stages.fail(str(e))
     config = None
+  # A resume without --cache reads the cache the run started with.
+  cache_root = options.cache if options.cache is not None or not resuming \
+      else saved.get("cache")
   try:
-    train, test, what = load_data(source, options.cache, log)
+    train, test, what = load_data(source, cache_root, log)
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
@@ -241,7 +244,8 @@ def run(command: Command) -> int:
     if not resuming:
       stages.record(output, STAGE, options)
     stages.write_json(run_files.config_path, {"config": config.to_json(),
-                                    "source": source, "seed": seed})
+                                    "source": source, "seed": seed,
+                                    "cache": cache_root})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("value_net: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None
