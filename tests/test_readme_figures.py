@@ -97,3 +97,23 @@ def test_2016_pipeline_figures_are_the_committed_runs():
   vw = [m for m in _metrics("docs", "value9-whole", "metrics.jsonl")
         if "test_mse" in m][-1]
   said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
+
+
+def test_19x19_value_figures_are_the_committed_runs():
+  # One position per self-play game: the committed network's last test.
+  v = [m for m in _metrics("checkpoints", "value19", "metrics.jsonl")
+       if "test_mse" in m][-1]
+  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}**")
+  said(f"(sign of the outcome right in {100 * v['train_sign_accuracy']:.1f}%"
+       f" / {100 * v['test_sign_accuracy']:.1f}%)")
+  said(f"| 19×19 | one per self-play game (`checkpoints/value19`) | 4,402 | "
+       f"{v['train_mse']:.3f} | {v['test_mse']:.3f} |")
+  # Every position of 30 KGS games.
+  w = [m for m in _metrics("docs", "value19-whole", "metrics.jsonl")
+       if "test_mse" in m]
+  said(f"**MSE: train {w[-1]['train_mse']:.3f}, test "
+       f"{w[-1]['test_mse']:.3f}** (sign accuracy "
+       f"{100 * w[-1]['train_sign_accuracy']:.1f}% / "
+       f"{100 * w[-1]['test_sign_accuracy']:.1f}%)")
+  said(f"(test MSE {w[0]['test_mse']:.3f} at 2 epochs, then rising)")
+  assert min(m["test_mse"] for m in w) == w[0]["test_mse"]
