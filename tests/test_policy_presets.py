@@ -109,7 +109,9 @@ def test_a_value_checkpoint_is_not_a_policy(value_dir):
                     reason="needs GNU Go")
 def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
   import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
-  for extra in ([sl_dir], [value_dir[0], "--value"]):
+  rollout9 = os.path.join(presets.checkpoints_root(), "rollout9")
+  for extra in ([sl_dir], [rollout9, "--rollout", "--size", "9"],
+                [value_dir[0], "--value"]):
     assert policy_vs_gnugo.main(["--checkpoint", *extra, "--levels", "0",
                                  "--games-per-colour", "1"]) == 0
     out = capsys.readouterr().out
@@ -117,11 +119,16 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
     assert out.strip().splitlines()[-1].startswith(
         "RESULT level_0_win_rate=")
     assert "games=2" in out.strip().splitlines()[-1]
+    if "--rollout" in extra:
+      assert "rollout policy p_π, greedy" in out
   assert "value network, greedy over successors" in out
   # Each kind of checkpoint is refused where the other is expected.
   assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--value"]) == 1
   assert policy_vs_gnugo.main(["--checkpoint", value_dir[0]]) == 1
   assert "neither" in capsys.readouterr().err
+  assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--rollout",
+                               "--size", "9"]) == 1
+  assert sl_dir in capsys.readouterr().err  # names the folder
 
 
 @pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9",

@@ -14,7 +14,9 @@ alternated, every move checked by our engine, Tromp-Taylor scores).
 The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
 `checkpoints/` folder; with `--value`, a value network's (v_θ), which plays
 the move whose successor it rates best (`gtp.presets.value_move_scores`;
-greedy only). Prints, per level, wins / losses with a 95% Wilson
+greedy only); with `--rollout`, a fast rollout policy's weights (p_π:
+`models.rollout_policy`, any board size), which plays the same move rule
+by its pattern logits. Prints, per level, wins / losses with a 95% Wilson
 interval and how many games were distinct (a greedy network against a
 seeded GNU Go can replay a game; `--random-opening-moves` varies them), and
 ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`. `--sgf-dir` writes
@@ -57,6 +59,19 @@ def make_value_agent(scores, game):
   return agent
 
 
+def make_logits_agent(logits, game, temperature: float):
+  """`(states [B], key) -> actions [B]`: a move by `logits(game, states)`
+  (already masked to the policy games' move rule)."""
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import policy_games
+
+  def agent(states, key):
+    mask = policy_games.sensible_mask(game, states)
+    return policy_games.sample_actions(key, logits(game, states), mask,
+                                       temperature)
+  return agent
+
+
 def _write_sgfs(folder, game, outcomes, level, name):
   """One SGF per game, named by level, index and our colour; written to a
   temporary name and renamed, so a killed run leaves no partial file."""
@@ -88,6 +103,12 @@ def main(argv=None):
   p.add_argument("--value", action="store_true",
                  help="the checkpoint is a value network's: it plays the "
                  "move whose successor it rates best")
+  p.add_argument("--rollout", action="store_true",
+                 help="the checkpoint is a fast rollout policy's (p_π) "
+                 "weights folder; give --size")
+  p.add_argument("--size", type=int, default=None,
+                 help="board size (--rollout only: p_π's patterns are "
+                 "local, so its weights play any size)")
   p.add_argument("--levels", type=int, nargs="+", default=[1, 10])
   p.add_argument("--games-per-colour", type=int, default=50)
   p.add_argument("--temperature", type=float, default=0.0,
@@ -107,6 +128,14 @@ def main(argv=None):
     p.error("--temperature must be >= 0")
   if args.value and args.temperature != 0:
     p.error("--value plays greedily: no --temperature")
+  if args.value and args.rollout:
+    p.error("--value and --rollout name different networks: give one")
+  if args.rollout and args.size is None:
+    p.error("--rollout needs --size (p_π's weights play any board size)")
+  if args.size is not None and not args.rollout:
+    p.error("--size is for --rollout: a network's size is its checkpoint's")
+  if args.size is not None and not 5 <= args.size <= 19:
+    p.error(f"--size must be in 5..19, got {args.size}")
   try:  # One XLA device: GNU Go's processes take the other cores.
     cpu_devices.use_cpu_devices(1)
   except RuntimeError:
@@ -115,26 +144,41 @@ def main(argv=None):
   from alphago_jax.evaluation.gnugo_match import gnugo_match
   from alphago_jax.evaluation.stats import wilson_interval
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp.presets import load_policy_network, value_move_scores
+  from alphago_jax.gtp.presets import (load_policy_network,
+                                       rollout_move_logits, value_move_scores)
+  from alphago_jax.models.rollout_policy import RolloutWeightsError
   from alphago_jax.training import checkpoint as ckpt
   try:
-    if args.value:
+    if args.rollout:
+      meta, logits = rollout_move_logits(args.checkpoint)
+    elif args.value:
       model, step, scores = value_move_scores(args.checkpoint)
     else:
       model, variables, step = load_policy_network(args.checkpoint)
-  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
+  except (FileNotFoundError, ckpt.CheckpointMismatchError,
+          RolloutWeightsError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  game = Go(size=model.board_size, komi=args.komi)
-  if args.value:
+  size = args.size if args.rollout else model.board_size
+  game = Go(size=size, komi=args.komi)
+  if args.rollout:
+    agent = make_logits_agent(logits, game, args.temperature)
+    how = ("rollout policy p_π, "
+           + ("greedy" if args.temperature == 0 else
+              f"sampled at temperature {args.temperature:g}"))
+  elif args.value:
     agent = make_value_agent(scores, game)
     how = "value network, greedy over successors"
   else:
     agent = make_agent(model, variables, game, args.temperature)
     how = ("greedy" if args.temperature == 0 else
            f"sampled at temperature {args.temperature:g}")
-  print(f"{args.checkpoint} (step {step}, {model.num_layers}x"
-        f"{model.filters}, {model.board_size}x{model.board_size}), {how}")
+  if args.rollout:
+    print(f"{args.checkpoint} (step {meta.get('step', '?')}, "
+          f"{size}x{size}), {how}")
+  else:
+    print(f"{args.checkpoint} (step {step}, {model.num_layers}x"
+          f"{model.filters}, {size}x{size}), {how}")
   results = []
   for i, level in enumerate(args.levels):
     start = time.perf_counter()
