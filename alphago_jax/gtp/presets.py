@@ -439,9 +439,9 @@ register_preset(Preset(
     description="our strongest measured 9x9 player (docs/ablations.md, "
                 "strength): AlphaGo's search with p_sigma (checkpoints/sl9) "
                 "as prior and v_theta (checkpoints/value9) as the leaf value "
-                "(lambda = 0), c_puct 5, 512 simulations a move, reusing "
+                "(lambda = 0), c_puct 1, 512 simulations a move, reusing "
                 "its tree",
-    load=_alphago_networks_search(512, mixing=0.0, c_puct=5.0)))
+    load=_alphago_networks_search(512, mixing=0.0, c_puct=1.0)))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy",),
@@ -472,6 +472,12 @@ register_preset(Preset(
     directories=("value9",),
     description="9x9 value network v_theta (checkpoints/value9), the move "
                 "whose successor it rates best, no search",
+    load=_value_network))
+register_preset(Preset(
+    name="value-19x19", board_size=19, searches=False,
+    directories=("value19",),
+    description="19x19 value network v_theta (checkpoints/value19), the "
+                "move whose successor it rates best, no search",
     load=_value_network))
 register_preset(Preset(
     name="rollout-policy-9x9", board_size=9, searches=False,
