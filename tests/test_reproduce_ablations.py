@@ -155,7 +155,16 @@ def test_printed_numbers_equal_a_recomputation_from_results_csv(capsys,
     assert fields["paper_c_puct"] == "5" and fields["q_range"] == "-1,1"
     assert "c_puct = 5 (Extended Data Table 5)" in out
     assert "raw mean outcome in [−1, 1]" in out
-    assert "200 of 600 games (run unfinished)" in out
+    assert "600 of 600 games." in out
+
+
+def test_an_unfinished_run_is_said_to_be_one(capsys):
+  # lambda-run stopped after 599 of its 1,400 games (docs/ablations.md).
+  status, out, _ = run_cli(capsys, "reproduce", "lambda", "--run",
+                           os.path.join(ROOT, "docs", "ablations",
+                                        "lambda-run"))
+  assert status == 0
+  assert "599 of 1400 games (run unfinished)." in out
 
 
 @pytest.mark.parametrize("name", ["lambda", "c-puct"])
