@@ -15,6 +15,7 @@ files.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List, Optional
 
@@ -65,6 +66,19 @@ def steps_directory(directory: str) -> str:
   `checkpoints/`; the folder of steps itself is accepted too."""
   inner = os.path.join(directory, "checkpoints")
   return inner if os.path.isdir(inner) else directory
+
+
+def run_config(directory: str) -> dict:
+  """The `config.json` of the run that `directory` (a run directory or its
+  folder of steps) belongs to; {} when it has none (a bare folder of
+  steps)."""
+  run_dir = directory if os.path.isdir(os.path.join(directory, "checkpoints")) \
+      else os.path.dirname(os.path.abspath(directory))
+  path = os.path.join(run_dir, "config.json")
+  if not os.path.exists(path):
+    return {}
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
 
 
 def latest_step(directory) -> Optional[int]:

@@ -30,7 +30,6 @@ not, so the true uncertainty is somewhat wider.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -82,14 +81,6 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset, log):
           f"{filters}", file=sys.stderr)
     return None
   return positions
-
-
-def _run_config(run_dir):
-  path = os.path.join(run_dir, "config.json")
-  if not os.path.exists(path):
-    return {}
-  with open(path) as f:
-    return json.load(f)
 
 
 def _eval_rollout(p, args, log):
@@ -169,16 +160,13 @@ def main(argv=None):
   log = lambda line: print(line, file=sys.stderr, flush=True)
   if args.rollout is not None:
     return _eval_rollout(p, args, log)
-  run_dir = args.checkpoint
-  ckpt_dir = os.path.join(run_dir, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir, run_dir = run_dir, os.path.dirname(os.path.abspath(run_dir))
+  ckpt_dir = ckpt.steps_directory(args.checkpoint)
   try:
     model, variables, step = sl.load_policy(ckpt_dir, step=args.step)
   except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  run = _run_config(run_dir)
+  run = ckpt.run_config(args.checkpoint)
   trained = run.get("dataset", {}).get("filters", {})
   min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
       None if args.min_rank.lower() == "none" else args.min_rank)

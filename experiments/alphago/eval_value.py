@@ -22,7 +22,6 @@ independent draw (positions of one game share its outcome).
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -40,14 +39,6 @@ from alphago_jax.training.mesh import make_mesh
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "value19")
-
-
-def _run_config(run_dir):
-  path = os.path.join(run_dir, "config.json")
-  if not os.path.exists(path):
-    return {}
-  with open(path) as f:
-    return json.load(f)
 
 
 def _record_positions(p, args, source, size, log):
@@ -114,16 +105,13 @@ def main(argv=None):
   except ValueError as e:
     p.error(f"--cpu-devices: {e}")
   log = lambda line: print(line, file=sys.stderr, flush=True)
-  run_dir = args.checkpoint
-  ckpt_dir = os.path.join(run_dir, "checkpoints")
-  if not os.path.isdir(ckpt_dir):
-    ckpt_dir, run_dir = run_dir, os.path.dirname(os.path.abspath(run_dir))
+  ckpt_dir = ckpt.steps_directory(args.checkpoint)
   try:
     model, variables, step = vn.load_value(ckpt_dir, step=args.step)
   except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  trained_on = _run_config(run_dir).get("source", {})
+  trained_on = ckpt.run_config(args.checkpoint).get("source", {})
   if args.value_data is not None:
     split = args.split or "test"
     if split not in ("train", "test"):

@@ -33,35 +33,11 @@ import jax
 from alphago_jax import cpu_devices
 
 
-def make_agent(model, variables, game, temperature: float):
-  """`(states [B], key) -> actions [B]`: the network's move by the policy
-  games' move rule."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training import policy_games
-  logits_fn = policy_games.policy_logits_fn(model, game)
-
-  def agent(states, key):
-    mask = policy_games.sensible_mask(game, states)
-    return policy_games.sample_actions(key, logits_fn(variables, states),
-                                       mask, temperature)
-  return agent
-
-
-def make_value_agent(scores, game):
-  """`(states [B], key) -> actions [B]`: the best-rated successor (ties at
-  random) among the policy games' moves."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training import policy_games
-
-  def agent(states, key):
-    mask = policy_games.sensible_mask(game, states)
-    return policy_games.sample_actions(key, scores(game, states), mask, 0.0)
-  return agent
-
-
-def make_logits_agent(logits, game, temperature: float):
-  """`(states [B], key) -> actions [B]`: a move by `logits(game, states)`
-  (already masked to the policy games' move rule)."""
+def make_agent(logits, game, temperature: float):
+  """`(states [B], key) -> actions [B]`: a move by `logits(game, states)
+  -> [B, A]` under the policy games' move rule (legal points that fill no
+  own one-point eye; pass only when none is left), greedy at temperature
+  0 (ties at random)."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.training import policy_games
 
@@ -148,6 +124,7 @@ def main(argv=None):
                                        rollout_move_logits, value_move_scores)
   from alphago_jax.models.rollout_policy import RolloutWeightsError
   from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import policy_games
   try:
     if args.rollout:
       meta, logits = rollout_move_logits(args.checkpoint)
@@ -161,18 +138,19 @@ def main(argv=None):
     return 1
   size = args.size if args.rollout else model.board_size
   game = Go(size=size, komi=args.komi)
+  sampling = ("greedy" if args.temperature == 0 else
+              f"sampled at temperature {args.temperature:g}")
   if args.rollout:
-    agent = make_logits_agent(logits, game, args.temperature)
-    how = ("rollout policy p_π, "
-           + ("greedy" if args.temperature == 0 else
-              f"sampled at temperature {args.temperature:g}"))
+    agent = make_agent(logits, game, args.temperature)
+    how = f"rollout policy p_π, {sampling}"
   elif args.value:
-    agent = make_value_agent(scores, game)
+    agent = make_agent(scores, game, 0.0)
     how = "value network, greedy over successors"
   else:
-    agent = make_agent(model, variables, game, args.temperature)
-    how = ("greedy" if args.temperature == 0 else
-           f"sampled at temperature {args.temperature:g}")
+    network = policy_games.policy_logits_fn(model, game)
+    agent = make_agent(lambda g, states: network(variables, states), game,
+                       args.temperature)
+    how = sampling
   if args.rollout:
     print(f"{args.checkpoint} (step {meta.get('step', '?')}, "
           f"{size}x{size}), {how}")
