@@ -9,6 +9,7 @@ tiny random policy, U_max = the 50-move cap, so that games ending before U
 are discarded) and one compiled training step."""
 
 import dataclasses
+import functools
 import json
 import os
 
@@ -25,6 +26,7 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables, make_value_fn)
 from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import policy_games
 from alphago_jax.training import read_metrics
 from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
@@ -182,6 +184,54 @@ def test_random_move_is_legal_and_the_position_is_the_engines(folder):
                                 after.legal_action_mask[idx][live])
 
 
+def test_playout_temperature_zero_plays_the_greedy_move_after_u(policy):
+  """With `playout_temperature` 0 and p_σ for both parts, every move after
+  the random one is the greedy move of p_σ among the sensible moves
+  (replayed in the engine, logits recomputed), while the moves before U
+  are samples (at temperature 1 some differ from the greedy move)."""
+  model, variables = policy
+  game = CONFIG.game()
+  g = 32
+  out = jax.device_get(jax.jit(functools.partial(
+      vd.play_value_games, game, model, variables, None, None,
+      num_games=g, max_random_ply=20, playout_temperature=0.0,
+      record=True))(jax.random.key(5)))
+  moves, u = out["actions"].T, out["random_ply"]            # [G, T], [G]
+  logits_fn = policy_games.policy_logits_fn(model, game)
+
+  @jax.jit
+  def greedy_moves(moves):
+    states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), g))
+
+    def body(states, t):
+      mask = policy_games.sensible_mask(game, states)
+      best = jnp.argmax(jnp.where(mask, logits_fn(variables, states),
+                                  -jnp.inf), axis=-1)
+      a = moves[:, t]
+      states = jax.vmap(game.step)(states, jnp.where(a >= 0, a, n2))
+      return states, best
+
+    return jax.lax.scan(body, states, jnp.arange(moves.shape[1]))[1].T
+
+  n2 = SIZE * SIZE
+  best = np.asarray(greedy_moves(jnp.asarray(moves, jnp.int32)))
+  t = np.arange(moves.shape[1])[None, :]
+  played = moves >= 0
+  after = played & (t > u[:, None])
+  before = played & (t < u[:, None])
+  assert after.sum() > 200 and before.sum() > 100
+  np.testing.assert_array_equal(moves[after], best[after])
+  assert (moves[before] != best[before]).mean() > 0.2
+
+
+def test_playout_temperature_default_keeps_older_folders_settings():
+  """None (the default) is left out of the pinned settings, so folders
+  made before the option existed still resume; a value is pinned."""
+  assert "playout_temperature" not in vd.ValueDataConfig().to_json()
+  assert vd.ValueDataConfig(playout_temperature=0.5).to_json()[
+      "playout_temperature"] == 0.5
+
+
 def test_chunks_resume_and_damage_is_named(folder, policy, tmp_path):
   before = {c: vd._read_chunk(vd.chunk_path(str(folder), c))  # pylint: disable=protected-access
             for c in (0, 1)}
@@ -271,6 +321,8 @@ def test_data_config_errors_name_the_field():
                      (dict(chunk_games=3), "chunk_games"),
                      (dict(test_fraction=1.0), "test_fraction"),
                      (dict(temperature=0), "temperature"),
+                     (dict(playout_temperature=-1.0), "playout_temperature"),
+                     (dict(playout_temperature=True), "playout_temperature"),
                      (dict(komi=float("nan")), "komi")):
     with pytest.raises(ValueError, match=field):
       vd.ValueDataConfig(**bad)

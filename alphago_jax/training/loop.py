@@ -34,7 +34,7 @@ from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
 from alphago_jax.training import host_loop
 from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.learner import loss_fn, make_optimizer
-from alphago_jax.training.mesh import DATA_AXIS, check_mesh, make_mesh  # noqa: F401 (re-exported)
+from alphago_jax.training.mesh import DATA_AXIS, check_mesh, make_mesh, replicate  # noqa: F401 (re-exported)
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
@@ -63,8 +63,9 @@ def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
       key=jax.random.key_data(run_key), iteration=jnp.int32(0))
   # Committed to its devices, as a restored state is, so that both reach
   # the same compiled iteration (it is keyed on its inputs' shardings).
-  return jax.device_put(state, NamedSharding(mesh, PartitionSpec())
-                        if mesh is not None else jax.local_devices()[0])
+  if mesh is not None:
+    return replicate(state, mesh)
+  return jax.device_put(state, jax.local_devices()[0])
 
 
 def make_iteration(game: game_base.Game, config: TrainConfig, *,

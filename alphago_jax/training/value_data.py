@@ -9,7 +9,8 @@ a game, because successive positions of a game are strongly correlated and
 a value network trained on all of them memorises games (the paper's KGS
 comparison); the random move makes the positions diverse.
 
-Here: both policies sample at temperature 1 among `policy_games`'
+Here: both policies sample (at temperature 1 by default; the playout after
+the random move can be given its own) among `policy_games`'
 sensible moves (legal, not filling the mover's own eye; pass only when
 nothing else is left, so games are played out), on `policy_games.make_game`
 (simple ko, komi 7.5, the engine's cap of 2N² moves); the random move is
@@ -106,6 +107,10 @@ class ValueDataConfig:
     chunk_games: games a chunk, played in one compiled call (even).
     test_fraction: share of games in the test split.
     temperature: both policies' softmax temperature (paper: 1).
+    playout_temperature: p_ρ's temperature after the random move, which
+      sets how well the outcome label is played out; None: `temperature`.
+      Below 1 the labels follow stronger play at the cost of diversity
+      after U (the positions kept, s_{U+1}, do not depend on it).
     seed: the run's seed.
   """
   board_size: int = 19
@@ -114,6 +119,7 @@ class ValueDataConfig:
   chunk_games: int = 256
   test_fraction: float = 0.05
   temperature: float = 1.0
+  playout_temperature: Optional[float] = None
   seed: int = 0
 
   def __post_init__(self):
@@ -142,6 +148,11 @@ class ValueDataConfig:
     if isinstance(self.temperature, bool) or not isinstance(
         self.temperature, (int, float)) or not self.temperature > 0:
       bad("temperature", "a number > 0")
+    if self.playout_temperature is not None and (
+        isinstance(self.playout_temperature, bool)
+        or not isinstance(self.playout_temperature, (int, float))
+        or not self.playout_temperature >= 0):
+      bad("playout_temperature", "None or a number >= 0 (0: greedy)")
     if not is_int(self.seed):
       bad("seed", "an integer")
 
@@ -154,7 +165,11 @@ class ValueDataConfig:
     return policy_games.make_game(self.board_size, komi=self.komi)
 
   def to_json(self) -> Dict[str, Any]:
-    return dataclasses.asdict(self)
+    out = dataclasses.asdict(self)
+    if out["playout_temperature"] is None:
+      # Folders made before the field existed keep their pinned settings.
+      del out["playout_temperature"]
+    return out
 
 
 # -- The compiled generator ----------------------------------------------------
@@ -169,6 +184,7 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
                      rl_model: Optional[PolicyNetConfig], rl_vars,
                      key: chex.PRNGKey, *, num_games: int,
                      max_random_ply: int, temperature: float = 1.0,
+                     playout_temperature: Optional[float] = None,
                      record: bool = False) -> Dict[str, chex.Array]:
   """Plays `num_games` = B games of the scheme in the module docstring.
 
@@ -209,10 +225,16 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
     t, states, recent, example, key = carry
     key, k_sigma, k_rho, k_random = jax.random.split(key, 4)
     mask = policy_games.sensible_mask(game, states)
+    sigma_logits = sigma(sl_vars, states)
     a_sigma = policy_games.sample_actions(
-        k_sigma, sigma(sl_vars, states), mask, temperature)
-    a_rho = a_sigma if rho is None else policy_games.sample_actions(
-        k_rho, rho(rl_vars, states), mask, temperature)
+        k_sigma, sigma_logits, mask, temperature)
+    if rho is None and playout_temperature is None:
+      a_rho = a_sigma
+    else:
+      a_rho = policy_games.sample_actions(
+          k_rho, sigma_logits if rho is None else rho(rl_vars, states), mask,
+          temperature if playout_temperature is None
+          else playout_temperature)
     # Uniform over the legal points; pass only when there is none.
     points = states.legal_action_mask[:, :n2]
     random_mask = jnp.concatenate(
@@ -262,6 +284,7 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
 def make_generate_fn(game: go_lib.Go, sl_model: PolicyNetConfig,
                      rl_model: Optional[PolicyNetConfig], *, num_games: int,
                      max_random_ply: int, temperature: float = 1.0,
+                     playout_temperature: Optional[float] = None,
                      record: bool = False, mesh: Optional[Mesh] = None):
   """Jitted `(sl_vars, rl_vars, key) -> play_value_games(...)` (cached;
   `rl_vars` is ignored when `rl_model` is None).
@@ -275,7 +298,9 @@ def make_generate_fn(game: go_lib.Go, sl_model: PolicyNetConfig,
     return play_value_games(game, sl_model, sl_vars, rl_model, rl_vars, key,
                             num_games=num_games,
                             max_random_ply=max_random_ply,
-                            temperature=temperature, record=record)
+                            temperature=temperature,
+                            playout_temperature=playout_temperature,
+                            record=record)
   if mesh is None:
     return jax.jit(one)
 
@@ -429,6 +454,9 @@ def generate(folder, config: ValueDataConfig,
                           num_games=config.chunk_games,
                           max_random_ply=config.u_max,
                           temperature=float(config.temperature),
+                          playout_temperature=None
+                          if config.playout_temperature is None
+                          else float(config.playout_temperature),
                           record=True, mesh=None if devices == 1 else mesh)
   wanted = -(-games // config.chunk_games)
   done = set(finished_chunks(folder))

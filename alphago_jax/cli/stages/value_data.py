@@ -46,6 +46,9 @@ class Options:
     max_random_ply: U_max (default round(450 N² / 361)).
     test_fraction: share of the chunks kept for testing.
     komi: of the games.
+    temperature: both policies' softmax temperature (paper: 1).
+    playout_temperature: p_ρ's temperature after the random move (the
+      outcome labels' play; default --temperature; 0: greedy).
     seed: the games' random draws (and --quick's untrained policy).
     size: board size of --quick's untrained policy.
     cpu_devices: XLA CPU devices, each playing its own chunks (default:
@@ -60,6 +63,8 @@ class Options:
   max_random_ply: Optional[int] = None
   test_fraction: float = 0.05
   komi: float = 7.5
+  temperature: float = 1.0
+  playout_temperature: Optional[float] = None
   seed: int = 0
   size: int = 9
   cpu_devices: Optional[int] = None
@@ -174,12 +179,15 @@ def run(command: Command) -> int:
         board_size=sl_model.board_size, komi=options.komi,
         max_random_ply=options.max_random_ply,
         chunk_games=options.chunk_games,
-        test_fraction=options.test_fraction, seed=options.seed)
+        test_fraction=options.test_fraction,
+        temperature=options.temperature,
+        playout_temperature=options.playout_temperature, seed=options.seed)
   except ValueError as e:
     return stages.fail(str(e))
   log(f"p_σ {sources['sl']}, p_ρ {sources['rl']}; {options.games} games "
       f"of {config.board_size}x{config.board_size}, U_max {config.u_max}, "
-      f"chunks of {config.chunk_games}")
+      f"chunks of {config.chunk_games}, temperature {config.temperature}, "
+      f"playout temperature {config.playout_temperature}")
   stages.record(output, STAGE, options)
   try:
     devices = min(options.cpu_devices, jax.device_count())
