@@ -117,3 +117,15 @@ def test_19x19_value_figures_are_the_committed_runs():
        f"{100 * w[-1]['test_sign_accuracy']:.1f}%)")
   said(f"(test MSE {w[0]['test_mse']:.3f} at 2 epochs, then rising)")
   assert min(m["test_mse"] for m in w) == w[0]["test_mse"]
+
+
+def test_9x9_sharper_label_value_figures_are_the_committed_run():
+  # The committed network's last evaluation, as the README states it.
+  v = [m for m in _metrics("checkpoints", "value9s", "metrics.jsonl")
+       if "test_mse" in m][-1]
+  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}** "
+       f"(sign {100 * v['train_sign_accuracy']:.1f}% / "
+       f"{100 * v['test_sign_accuracy']:.1f}%)")
+  said(f"| v_θ `value9s` | 9×9 | 6 × 64 + 256 | 58,721 positions, p_σ "
+       f"playouts at T 0.5 | 49 + 34 min | MSE {v['train_mse']:.3f} / "
+       f"{v['test_mse']:.3f};")

@@ -474,6 +474,13 @@ register_preset(Preset(
                 "whose successor it rates best, no search",
     load=_value_network))
 register_preset(Preset(
+    name="value-9x9-sigma", board_size=9, searches=False,
+    directories=("value9s",),
+    description="9x9 value network v_theta trained on outcomes played out "
+                "by p_sigma at temperature 0.5 (checkpoints/value9s), the "
+                "move whose successor it rates best, no search",
+    load=_value_network))
+register_preset(Preset(
     name="value-19x19", board_size=19, searches=False,
     directories=("value19",),
     description="19x19 value network v_theta (checkpoints/value19), the "
