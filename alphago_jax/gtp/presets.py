@@ -438,10 +438,11 @@ register_preset(Preset(
     name="strongest-9x9", board_size=9, directories=("sl9",),
     description="our strongest measured 9x9 player (docs/ablations.md, "
                 "strength): AlphaGo's search with p_sigma (checkpoints/sl9) "
-                "as prior and v_theta (checkpoints/value9) as the leaf value "
-                "(lambda = 0), c_puct 1, 512 simulations a move, reusing "
-                "its tree",
-    load=_alphago_networks_search(512, mixing=0.0, c_puct=1.0)))
+                "as prior and v_theta (checkpoints/value9s) as the leaf "
+                "value (lambda = 0), c_puct 1, 512 simulations a move, "
+                "reusing its tree",
+    load=_alphago_networks_search(512, mixing=0.0, c_puct=1.0,
+                                  value="value9s")))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy",),
