@@ -107,8 +107,9 @@ class ValueDataConfig:
     chunk_games: games a chunk, played in one compiled call (even).
     test_fraction: share of games in the test split.
     temperature: both policies' softmax temperature (paper: 1).
-    playout_temperature: p_ρ's temperature after the random move, which
-      sets how well the outcome label is played out; None: `temperature`.
+    playout_temperature: the temperature of the play after the random
+      move (p_ρ, or p_σ without one), which sets how well the outcome label
+      is played out; None: `temperature`.
       Below 1 the labels follow stronger play at the cost of diversity
       after U (the positions kept, s_{U+1}, do not depend on it).
     seed: the run's seed.
@@ -192,7 +193,8 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
   up to `game.move_cap`, stopping when every game has ended; every ply
   evaluates p_σ on all B games, and p_ρ too unless `rl_model` is None
   (then p_σ plays both parts, one evaluation a ply: each game is in one
-  part at a time).
+  part at a time). `playout_temperature` (None: `temperature`) is the
+  temperature of the moves after the random one.
 
   Returns:
     dict of `[B, ...]` arrays: `random_ply` int32 (U), `kept` bool (the
@@ -206,6 +208,9 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
   """
   n2 = game.num_points
   b = num_games
+  same_temperature = playout_temperature is None
+  if same_temperature:
+    playout_temperature = temperature
   sigma = policy_games.policy_logits_fn(sl_model, game)
   rho = None if rl_model is None else policy_games.policy_logits_fn(
       rl_model, game)
@@ -228,13 +233,12 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
     sigma_logits = sigma(sl_vars, states)
     a_sigma = policy_games.sample_actions(
         k_sigma, sigma_logits, mask, temperature)
-    if rho is None and playout_temperature is None:
-      a_rho = a_sigma
+    if rho is None and same_temperature:
+      a_rho = a_sigma  # one policy, one temperature: one draw
     else:
       a_rho = policy_games.sample_actions(
           k_rho, sigma_logits if rho is None else rho(rl_vars, states), mask,
-          temperature if playout_temperature is None
-          else playout_temperature)
+          playout_temperature)
     # Uniform over the legal points; pass only when there is none.
     points = states.legal_action_mask[:, :n2]
     random_mask = jnp.concatenate(
