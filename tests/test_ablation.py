@@ -291,6 +291,27 @@ def test_summary_counts_and_elo_against_the_closed_form():
   assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
 
 
+def test_cpu_per_move_counts_only_the_moves_we_searched():
+  # 2 random opening plies (one each side), then: as Black in a 9-ply game
+  # we search plies 2, 4, 6, 8 (4 moves); as White in an 8-ply game plies
+  # 3, 5, 7 (3 moves); a round-robin game of 6 plies is all ours: 4 moves.
+  config = ablation.AblationConfig(grid=(("c_puct", (1.0, 2.0)),),
+                                   gnugo_levels=(10,), gnugo_games=4,
+                                   round_robin_games=2, chunk=1,
+                                   random_opening_moves=2)
+  a, b, gg = "c_puct=1", "c_puct=2", "gnugo-10"
+  vs_gnugo = [dict(_game(a, gg, 1), plies=9), dict(_game(gg, a, 1), plies=8)]
+  rr = [dict(_game(a, b, 1), plies=6)]
+  summary = report.summarize(config, [
+      dict(_record("gnugo10-000", vs_gnugo), cpu_seconds=14.0),
+      dict(_record("rr-000", rr), cpu_seconds=2.0)])
+  assert summary.cost[gg][2:] == (14.0, 0.5, 7)
+  assert summary.cost["round robin"][2:] == (2.0, 0.5, 4)
+  table = report.table_markdown(summary)
+  assert "| GNU Go 10 | 2 | 0.50 | 7.00 | 2.000 | 0.25 |" in table
+  assert "| round robin | 1 | 1.00 | 2.00 | 0.500 | 0.50 |" in table
+
+
 def test_anchor_falls_back_to_a_variant_before_gnugo_has_played():
   config = ablation.preset("lambda", gnugo_games=20, round_robin_games=10)
   names = config.variant_names()
