@@ -196,6 +196,30 @@ def test_checkpoint_of_another_network_is_refused_by_name(cache, tmp_path):
   assert model == config.model and step == 2
 
 
+def test_wsd_schedule_by_hand_and_a_replanned_horizon_moves_no_rate():
+  # 100 steps of 10 samples: warm-up 0 -> 1 over 10 steps, the peak until
+  # step 80, then linear down to 0.1 at step 100 (decay over the last 20%).
+  config = sl.SupervisedConfig(batch_size=10, learning_rate=1.0,
+                               warmup_steps=10, total_samples=1000,
+                               schedule="wsd", decay_fraction=0.2,
+                               final_lr_fraction=0.1)
+  rate = sl.make_schedule(config)
+  expected = {0: 0.0, 5: 0.5, 10: 1.0, 50: 1.0, 80: 1.0, 90: 0.55,
+              100: 0.1, 150: 0.1}
+  for step, value in expected.items():
+    assert float(rate(step)) == pytest.approx(value, abs=1e-6), step
+  # Doubling the horizon at step 50 keeps the rate there; a cosine's jumps.
+  longer = sl.make_schedule(dataclasses.replace(config, total_samples=2000))
+  assert float(longer(50)) == float(rate(50)) == 1.0
+  cosine = dataclasses.replace(config, schedule="cosine")
+  assert float(sl.make_schedule(cosine)(50)) != pytest.approx(float(
+      sl.make_schedule(dataclasses.replace(cosine, total_samples=2000))(50)))
+  with pytest.raises(ValueError, match="decay_fraction"):
+    sl.SupervisedConfig(schedule="wsd", decay_fraction=0.0)
+  with pytest.raises(ValueError, match="schedule"):
+    sl.SupervisedConfig(schedule="step")
+
+
 def test_evaluation_counts_and_ensemble(cache):
   config = PolicyNetConfig.tiny(board_size=9)
   variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
@@ -312,7 +336,7 @@ def test_sl_policy_presets():
   from alphago_jax.cli.stages import sl_policy as module  # pylint: disable=import-outside-toplevel
   args = dict(quick=False, preset="cpu", size=19, layers=None, filters=None,
               trunk=None, batch_size=None, lr=None, optimizer=None,
-              total_samples=None)
+              total_samples=None, schedule=None, decay_fraction=None)
   cpu = module.build_config(types.SimpleNamespace(**args))
   assert cpu.model == PolicyNetConfig.cpu() == PolicyNetConfig()
   assert (cpu.model.num_layers, cpu.model.filters) == (6, 64)
@@ -321,9 +345,11 @@ def test_sl_policy_presets():
   assert paper.model == PolicyNetConfig.paper()
   assert paper.model.num_planes == 48 and paper.batch_size == 256
   other = module.build_config(types.SimpleNamespace(**dict(
-      args, layers=8, filters=32, trunk="residual", optimizer="sgd")))
+      args, layers=8, filters=32, trunk="residual", optimizer="sgd",
+      schedule="wsd", decay_fraction=0.3)))
   assert (other.model.num_layers, other.model.filters, other.model.trunk,
-          other.optimizer) == (8, 32, "residual", "sgd")
+          other.optimizer, other.schedule, other.decay_fraction) == (
+              8, 32, "residual", "sgd", "wsd", 0.3)
   # Round trip through config.json.
   assert sl.SupervisedConfig.from_json(json.loads(json.dumps(
       paper.to_json()))) == paper

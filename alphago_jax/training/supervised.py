@@ -46,7 +46,7 @@ from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
 from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
-SCHEDULES = ("cosine", "constant")
+SCHEDULES = ("cosine", "constant", "wsd")
 # The compact-batch fields the step reads (`game` and `valid` stay home).
 _FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
 
@@ -64,10 +64,17 @@ class SupervisedConfig:
     momentum: SGD momentum.
     schedule: "cosine": linear warm-up over `warmup_steps`, then a cosine
       decay to `final_lr_fraction` of the peak at `total_samples`, constant
-      after; "constant": the peak after the warm-up.
+      after; "wsd" (warm-up, stable, decay): the peak until the last
+      `decay_fraction` of `total_samples`, then a linear decay to
+      `final_lr_fraction` of it; "constant": the peak after the warm-up.
+      A run whose time budget is uncertain wants "wsd": its horizon can be
+      re-planned (`--resume --total-samples N`) without a jump in the rate
+      until the decay starts, which a cosine's cannot.
     warmup_steps: steps of linear warm-up from 0.
     total_samples: the cosine's horizon, in training positions.
     final_lr_fraction: the rate at the horizon, a fraction of the peak.
+    decay_fraction: "wsd" only: the share of `total_samples` over which
+      the rate decays.
     weight_decay: c in loss = cross-entropy + c ||θ||².
     mask_illegal: give illegal moves `MASKED_LOGIT` in the loss (the
       paper's softmax covers every point; off by default).
@@ -82,6 +89,7 @@ class SupervisedConfig:
   warmup_steps: int = 500
   total_samples: int = 8_000_000
   final_lr_fraction: float = 0.02
+  decay_fraction: float = 0.2
   weight_decay: float = 0.0
   mask_illegal: bool = False
   augment: bool = True
@@ -107,6 +115,9 @@ class SupervisedConfig:
     _check("final_lr_fraction", _is_real(self.final_lr_fraction)
            and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
            "a number in [0, 1]")
+    _check("decay_fraction", _is_real(self.decay_fraction)
+           and 0 < self.decay_fraction <= 1, self.decay_fraction,
+           "a number in (0, 1]")
     _check("weight_decay", _is_real(self.weight_decay)
            and self.weight_decay >= 0, self.weight_decay, "a number >= 0")
     for name in ("mask_illegal", "augment"):
@@ -158,12 +169,20 @@ def model_config_from_architecture(arch: Dict[str, Any]) -> PolicyNetConfig:
 def make_schedule(config: SupervisedConfig) -> optax.Schedule:
   """The learning rate at each step (see `SupervisedConfig.schedule`)."""
   peak = config.learning_rate
+  after_warmup = max(1, config.total_steps - config.warmup_steps)
   if config.schedule == "constant":
     decay = optax.constant_schedule(peak)
+  elif config.schedule == "wsd":
+    decay_steps = min(after_warmup,
+                      max(1, round(config.decay_fraction * config.total_steps)))
+    decay = optax.join_schedules(
+        [optax.constant_schedule(peak),
+         optax.linear_schedule(peak, peak * config.final_lr_fraction,
+                               decay_steps)],
+        [after_warmup - decay_steps])
   else:
-    decay = optax.cosine_decay_schedule(
-        peak, max(1, config.total_steps - config.warmup_steps),
-        alpha=config.final_lr_fraction)
+    decay = optax.cosine_decay_schedule(peak, after_warmup,
+                                        alpha=config.final_lr_fraction)
   if not config.warmup_steps:
     return decay
   return optax.join_schedules(

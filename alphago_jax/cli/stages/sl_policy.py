@@ -76,6 +76,10 @@ class Own(groups.Group):
     batch_size: positions a step (default: the preset's).
     total_samples: training positions of the run, the schedule's horizon
       (default: the preset's); with --resume, re-plans it.
+    schedule: the learning rate's: cosine decay, wsd (constant, then a
+      linear decay over the last --decay-fraction: a horizon re-planned
+      before the decay moves no rate) or constant (default: the preset's).
+    decay_fraction: wsd's decay, a share of the horizon (default 0.2).
   """
   limit: Optional[int] = None
   preset: Literal["cpu", "paper"] = "cpu"
@@ -87,12 +91,15 @@ class Own(groups.Group):
   lr: Optional[float] = None
   batch_size: Optional[int] = None
   total_samples: Optional[int] = None
+  schedule: Optional[Literal["cosine", "wsd", "constant"]] = None
+  decay_fraction: Optional[float] = None
 
   def __post_init__(self):
     super().__post_init__()
     for name, allowed in (("preset", ("cpu", "paper")),
                           ("trunk", (None, "plain", "residual")),
-                          ("optimizer", (None, "adam", "sgd"))):
+                          ("optimizer", (None, "adam", "sgd")),
+                          ("schedule", (None, "cosine", "wsd", "constant"))):
       if getattr(self, name) not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got "
                          f"{getattr(self, name)!r}")
@@ -100,6 +107,9 @@ class Own(groups.Group):
         "limit": 1, "layers": 1, "filters": 1, "batch_size": 1,
         "total_samples": 1})
     stages.check_positive("lr", self.lr)
+    if self.decay_fraction is not None and not 0 < self.decay_fraction <= 1:
+      raise ValueError(f"decay_fraction must be in (0, 1], got "
+                       f"{self.decay_fraction!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -115,7 +125,8 @@ class Options(groups.Schedule, Own, groups.GameRecords):
         self, layers=config.model.num_layers, filters=config.model.filters,
         trunk=config.model.trunk, optimizer=config.optimizer,
         lr=config.learning_rate, batch_size=config.batch_size,
-        total_samples=config.total_samples,
+        total_samples=config.total_samples, schedule=config.schedule,
+        decay_fraction=config.decay_fraction,
         limit=self.limit or (300 if self.quick else None),
         **self.schedule_defaults(self.quick))
 
@@ -166,7 +177,8 @@ def build_config(options):
       model = dataclasses.replace(model, **{field: getattr(options, flag)})
   overrides = {k: v for k, v in {
       "batch_size": options.batch_size, "learning_rate": options.lr,
-      "optimizer": options.optimizer,
+      "optimizer": options.optimizer, "schedule": options.schedule,
+      "decay_fraction": options.decay_fraction,
       "total_samples": options.total_samples}.items() if v is not None}
   return dataclasses.replace(config, model=model, **overrides)
 
