@@ -291,7 +291,7 @@ def test_summary_counts_and_elo_against_the_closed_form():
   assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
 
 
-def test_cpu_per_move_counts_only_the_moves_we_searched():
+def test_cpu_per_move_counts_only_the_moves_we_chose():
   # 2 random opening plies (one each side), then: as Black in a 9-ply game
   # we search plies 2, 4, 6, 8 (4 moves); as White in an 8-ply game plies
   # 3, 5, 7 (3 moves); a round-robin game of 6 plies is all ours: 4 moves.

@@ -1,6 +1,8 @@
 """Host-stepped batched matches: our agent against GNU Go (real, on 5x5,
 and scripted stand-ins that pass or resign) and against another agent."""
 
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -122,6 +124,65 @@ def test_partial_agents_share_one_program_with_their_own_arrays():
   np.testing.assert_array_equal(out.moves[0], [0, 8, 1, 7, 2])
   np.testing.assert_array_equal(out.moves[3], [8, 0, 7, 1, 6])
   assert len(traces) == 1
+
+
+def test_live_rows_by_hand():
+  # The package re-exports the function `gnugo_match` under the module's name.
+  module = importlib.import_module("alphago_jax.evaluation.gnugo_match")
+  rows = module._live_rows  # pylint: disable=protected-access
+  t, f = True, False
+  # Every game live, or more than half of a group's: the half as it is.
+  assert rows(np.array([t] * 8), 1) is None
+  assert rows(np.array([t, t, t, f]), 1) is None
+  # 3 live of 8: padded to 4 with a copy of a live row.
+  np.testing.assert_array_equal(rows(np.array([t, t, t] + [f] * 5), 1),
+                                [0, 1, 2, 0])
+  # Two groups of 4: each keeps its share; an empty one a copy of its own.
+  np.testing.assert_array_equal(rows(np.array([t, f, f, t] + [f] * 4), 2),
+                                [0, 3, 4, 4])
+  np.testing.assert_array_equal(rows(np.array([f, f, t, f, f, t, f, f]), 2),
+                                [2, 5])
+
+
+def test_finished_games_are_not_searched_and_groups_keep_their_rule():
+  # Our agent plays two rules side by side, the lowest free cell in the
+  # first group of its batch and the highest in the second, as
+  # `ablation.group_moves` plays two parameter values. Against a random
+  # opponent games end at different plies, so the batch shrinks; every move
+  # must still be its own game's group's rule, replayed here.
+  ttt = games.make("tictactoe")
+  shapes = []
+
+  def two_rules(states, key):
+    del key
+    n = states.current_player.shape[0]
+    shapes.append(n)  # At trace time: one entry per compiled shape.
+    first = (jnp.arange(n) < n // 2)[:, None]
+    order = jnp.where(first, -jnp.arange(9.0), jnp.arange(9.0))
+    score = jnp.where(states.legal_action_mask, order, -100.0)
+    return jnp.argmax(score, axis=-1).astype(jnp.int32)
+  g = 16
+  out = agent_match(ttt, two_rules, random_agent, jax.random.key(7),
+                    games_per_colour=g, agent_groups=2)
+  assert sorted(set(shapes), reverse=True)[0] == g and min(shapes) < g
+  assert all(n % 2 == 0 and (n // 2) & (n // 2 - 1) == 0 for n in shapes)
+  checked = 0
+  for i in range(2 * g):
+    lowest = (i % g) < g // 2
+    ours = 0 if i < g else 1  # Black moves at even plies.
+    free = set(range(9))
+    for ply, move in enumerate(out.moves[i]):
+      if move < 0:
+        break
+      if ply % 2 == ours:
+        assert move == (min(free) if lowest else max(free)), (i, ply)
+        checked += 1
+      free.remove(int(move))
+  assert checked == sum((n + 1) // 2 if i < g else n // 2
+                        for i, n in enumerate(out.lengths))
+  with pytest.raises(ValueError, match="agent_groups"):
+    agent_match(ttt, two_rules, random_agent, jax.random.key(7),
+                games_per_colour=3, agent_groups=2)
 
 
 @pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")

@@ -458,14 +458,15 @@ def play_job(config: AblationConfig, job: Job,
                              pick([b for _, b in job.sides]))
     out = agent_match(game, agent, opponent, job.key(config.seed),
                       games_per_colour=per_colour, max_moves=config.max_moves,
-                      random_opening_moves=config.random_opening_moves)
+                      random_opening_moves=config.random_opening_moves,
+                      agent_groups=len(job.sides))
   else:
     out = gnugo_match(game, agent, job.key(config.seed), level=job.level,
                       games_per_colour=per_colour,
                       max_moves=config.max_moves,
                       seed=job.gnugo_seed(config.seed),
                       random_opening_moves=config.random_opening_moves,
-                      final_scores=True)
+                      final_scores=True, agent_groups=len(job.sides))
   seconds = time.perf_counter() - start
   games, unplayed = [], 0
   for i in range(2 * per_colour):

@@ -98,8 +98,8 @@ class Summary:
     distinct_games: distinct move sequences, counted per (Black, White)
       pair of players: below games_played when games repeat.
     cost: kind ("round robin", "gnugo-L") -> (games, wall seconds, our CPU
-      seconds, GNU Go CPU seconds, moves our side searched: every ply but
-      the random opening ones, ours only against GNU Go).
+      seconds, GNU Go CPU seconds, moves our side chose: every ply but the
+      random opening ones, ours only against GNU Go).
     network: the network's name.
     board_size: the board's size (0 before any game).
     anchor: the player rated 0: `config.anchor()`, or before it has played,
@@ -140,7 +140,7 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
   network, board_size = "", 0
   for record in records:
     network, board_size = record["network"], record["board_size"]
-    kind, searched = None, 0
+    kind, chosen = None, 0
     for g in record["games"]:
       black, white = g["black"], g["white"]
       for name in (black, white):
@@ -160,7 +160,7 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
         c["both_passed"] += 1
         c["scores_agree"] += int(abs(g["gnugo_score"] - g["score"]) < 1e-6)
       c["capped"] += int(g["capped"])
-      searched += _searched_moves(g["plies"], config.random_opening_moves,
+      chosen += _chosen_moves(g["plies"], config.random_opening_moves,
                                   black, white)
       sequences.setdefault((black, white), []).append(g["moves"])
       played += 1
@@ -171,7 +171,7 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
       totals[1] += record["seconds"]
       totals[2] += record["cpu_seconds"]
       totals[3] += record["gnugo_cpu_seconds"]
-      totals[4] += searched
+      totals[4] += chosen
   pairings = [Pairing(player=p, opponent=o, **counts[(p, o)])
               for p, o in sorted(counts, key=lambda k: (order[k[0]],
                                                         order[k[1]]))]
@@ -185,16 +185,16 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
                  network=network, board_size=board_size, anchor=anchor)
 
 
-def _searched_moves(plies: int, random_plies: int, black: str,
-                    white: str) -> int:
-  """Moves of a game our side searched: all but the random opening plies,
-  and against GNU Go only our colour's."""
-  searched = max(plies - random_plies, 0)
+def _chosen_moves(plies: int, random_plies: int, black: str,
+                  white: str) -> int:
+  """Moves of a game our side chose: all but the random opening plies, and
+  against GNU Go only our colour's."""
+  chosen = max(plies - random_plies, 0)
   if not (black.startswith("gnugo-") or white.startswith("gnugo-")):
-    return searched
+    return chosen
   # Black plays the even plies (0, 2, ...): of those after the random ones.
   black_moves = (plies + 1) // 2 - (min(random_plies, plies) + 1) // 2
-  return black_moves if white.startswith("gnugo-") else searched - black_moves
+  return black_moves if white.startswith("gnugo-") else chosen - black_moves
 
 
 def fit_ratings(config: "AblationConfig", pairings: List[Pairing], *,
@@ -488,9 +488,10 @@ def table_markdown(summary: Summary) -> str:
       per_move = f"{ours / moves:.3f}" if moves else "–"
       lines.append(f"| {label} | {n} | {wall / n:.2f} | {ours / n:.2f} | "
                    f"{per_move} | {gnugo / n:.2f} |")
-    lines += ["", "Our CPU s per move: our process's CPU seconds over the "
-              "moves it searched (the random opening plies left out), "
-              "amortised over the games it played at once."]
+    lines += ["", "Our CPU s per move: our process's CPU seconds (its "
+              "compilations included) over the moves it chose (the random "
+              "opening plies left out), amortised over the games it played "
+              "at once."]
     lines.append("")
   return "\n".join(lines)
 

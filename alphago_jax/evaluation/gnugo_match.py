@@ -119,6 +119,13 @@ def _check_count(name, value, low):
     raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
+def _check_groups(groups, games_per_colour):
+  _check_count("agent_groups", groups, 1)
+  if games_per_colour % groups:
+    raise ValueError(f"agent_groups: {games_per_colour} games a colour do "
+                     f"not split into {groups} equal groups")
+
+
 @jax.jit
 def _call_partial(agent, states, key):
   return agent(states, key)
@@ -166,8 +173,54 @@ def _half(states, lo, hi):
   return jax.tree.map(lambda x: x[lo:hi], states)
 
 
+def _live_rows(live: np.ndarray, groups: int) -> Optional[np.ndarray]:
+  """Rows of a half batch worth searching: the live games of each of its
+  `groups` equal contiguous groups, each group padded (with copies of one
+  of its rows) to m, the smallest of its size and the powers of two that
+  holds its live games, so that an agent that reads its batch as groups
+  still finds them; None while m is the full group (call on the half as
+  it is). Few shapes compile: one per power of two below the group size.
+
+  Args:
+    live: bool `[G]`, games of the half not over.
+    groups: the agent's groups (`G % groups == 0`).
+
+  Returns:
+    int `[groups * m]`, indices into the half, or None.
+  """
+  size = live.shape[0] // groups
+  per_group = live.reshape(groups, size)
+  most = int(per_group.sum(axis=1).max())
+  m = 1 << max(most - 1, 0).bit_length()
+  if m >= size:
+    return None
+  rows = []
+  for k in range(groups):
+    ids = np.flatnonzero(per_group[k])
+    ids = ids if ids.size else np.zeros(1, np.int64)
+    rows.append(k * size + np.resize(ids, m))
+  return np.concatenate(rows)
+
+
+def _call_live(fn, states, live, groups, key):
+  """`fn(states, key)` on the live games of a half batch only (see
+  `_live_rows`): a finished game costs no search. Returns a function
+  giving int `[G]` actions, meaningless where a game is over."""
+  rows = _live_rows(live, groups)
+  if rows is None:
+    actions = fn(states, key)  # Dispatched; read when needed.
+    return lambda: np.asarray(actions)
+  sub = fn(jax.tree.map(lambda x: x[rows], states), key)
+
+  def read():
+    out = np.zeros(live.shape[0], np.int32)
+    out[rows] = np.asarray(sub)  # Copies of a row carry its own action.
+    return out
+  return read
+
+
 def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
-          random_opening_moves):
+          random_opening_moves, agent_groups=1):
   """The host loop; `opponent` has `moves(states, ids, ply)` -> a function
   giving (actions, resign, failed) for games `ids` (all its to move), and
   `observe(ids, actions)` for the moves played in them by others.
@@ -175,7 +228,8 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   An illegal move (by our rules) from either side forfeits the game: the
   mover loses it. A game whose opponent failed (`failed`: its process died,
   or it refused a move) ends there and is reported unplayed; the others go
-  on."""
+  on. Our agent searches only the games not over (`_call_live`), its
+  half batch read as `agent_groups` equal groups."""
   g = games_per_colour
   batch = 2 * g
   init, advance, board_score = _compiled(game)
@@ -211,7 +265,9 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       # The opponent's half first: GNU Go thinks while our agent computes.
       pending = opponent.moves(_half(states, *theirs), theirs_ids, ply,
                                opp_key)
-      our_actions = np.asarray(agent_fn(_half(states, *ours), agent_key))
+      our_actions = _call_live(agent_fn, _half(states, *ours),
+                               ~done[ours[0]:ours[1]], agent_groups,
+                               agent_key)()
       their_actions, their_resign, their_failed = pending()
       actions = np.empty(batch, np.int32)
       actions[ours[0]:ours[1]] = our_actions
@@ -280,14 +336,17 @@ class GTPPlayer(GnuGoPlayer):
 
 
 class _AgentOpponent:
-  """A JAX agent as the opponent: no state outside the game."""
+  """A JAX agent as the opponent: no state outside the game; like ours, it
+  searches only the games not over, its half read as `groups` groups."""
 
-  def __init__(self, agent):
+  def __init__(self, agent, groups=1):
     self.fn = _jit_agent(agent)
+    self.groups = groups
 
   def moves(self, states, ids, ply, key):
-    actions = self.fn(states, key)  # Dispatched; read in the closure.
-    return lambda: (np.asarray(actions), np.zeros(len(ids), bool),
+    actions = _call_live(self.fn, states, ~np.asarray(states.terminated),
+                         self.groups, key)
+    return lambda: (actions(), np.zeros(len(ids), bool),
                     np.zeros(len(ids), bool))
 
   def observe(self, ids, actions):
@@ -388,14 +447,15 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
                 extra_args: Sequence[str] = DEFAULT_GNUGO_ARGS,
                 random_opening_moves: int = 0, check_boards: bool = True,
                 final_scores: bool = False,
-                make_player: Optional[Callable[[int], object]] = None
-                ) -> Outcomes:
+                make_player: Optional[Callable[[int], object]] = None,
+                agent_groups: int = 1) -> Outcomes:
   """Our `agent` against GNU Go in 2 * games_per_colour parallel games.
 
   Args:
     game: a `Go` game (size <= 19).
-    agent: `(states [B], key) -> actions [B]`; jitted here, called on
-      games_per_colour states at a time.
+    agent: `(states [B], key) -> actions [B]`; jitted here, called on the
+      games of one colour not yet over (at most games_per_colour states,
+      padded to a power of two; see `_live_rows`).
     key: PRNG key, consumed.
     level: GNU Go level, 0 to 10.
     games_per_colour: games with our agent as Black, and as many as White.
@@ -410,12 +470,15 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
     make_player: `i -> player` with GnuGoPlayer's `play`, `genmove`,
       `stones`, `final_score` and `close` (tests); default GNU Go at
       `level`.
+    agent_groups: `agent` reads its batch as this many equal groups (one
+      per parameter value, `ablation.group_moves`); each keeps its share.
 
   Returns:
     `Outcomes`; `.result()` gives wins/draws/losses per colour.
   """
   _check_count("games_per_colour", games_per_colour, 1)
   _check_count("random_opening_moves", random_opening_moves, 0)
+  _check_groups(agent_groups, games_per_colour)
   if max_moves is not None:
     _check_count("max_moves", max_moves, 1)
   if not hasattr(game, "vertex_to_action"):
@@ -432,7 +495,8 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
       opponent = _GnuGoOpponent(players, game, pool)
       states, outcomes = _play(
           game, agent, opponent, key, games_per_colour=games_per_colour,
-          max_moves=max_moves, random_opening_moves=random_opening_moves)
+          max_moves=max_moves, random_opening_moves=random_opening_moves,
+          agent_groups=agent_groups)
       if check_boards:
         opponent.check_boards(states,
                               outcomes.forfeited | outcomes.unplayed)
@@ -451,14 +515,20 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
 def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
                 key: chex.PRNGKey, *, games_per_colour: int,
                 max_moves: Optional[int] = None,
-                random_opening_moves: int = 0) -> Outcomes:
+                random_opening_moves: int = 0,
+                agent_groups: int = 1) -> Outcomes:
   """`agent` against `opponent` (both JAX agents), stepped from the host
-  like `gnugo_match`; each agent compiles once per batch shape and game."""
+  like `gnugo_match`; each agent compiles once per batch shape and game,
+  and searches only the games not over. Both read their batches as
+  `agent_groups` equal groups."""
   _check_count("games_per_colour", games_per_colour, 1)
   _check_count("random_opening_moves", random_opening_moves, 0)
+  _check_groups(agent_groups, games_per_colour)
   if max_moves is not None:
     _check_count("max_moves", max_moves, 1)
-  _, outcomes = _play(game, agent, _AgentOpponent(opponent), key,
-                      games_per_colour=games_per_colour, max_moves=max_moves,
-                      random_opening_moves=random_opening_moves)
+  _, outcomes = _play(game, agent, _AgentOpponent(opponent, agent_groups),
+                      key, games_per_colour=games_per_colour,
+                      max_moves=max_moves,
+                      random_opening_moves=random_opening_moves,
+                      agent_groups=agent_groups)
   return outcomes
