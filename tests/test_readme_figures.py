@@ -129,3 +129,26 @@ def test_9x9_sharper_label_value_figures_are_the_committed_run():
   said(f"| v_θ `value9s` | 9×9 | 6 × 64 + 256 | 58,721 positions, p_σ "
        f"playouts at T 0.5 | 49 + 34 min | MSE {v['train_mse']:.3f} / "
        f"{v['test_mse']:.3f};")
+
+
+
+def _rate(wins, games):
+  lo, hi = stats.wilson_interval(wins, games)
+  return (f"{wins} of {games}, {100 * wins / games:.0f}% "
+          f"[{100 * lo:.0f}, {100 * hi:.0f}]")
+
+
+def test_value9s_strength_figures_are_the_committed_matches():
+  # Both value9s matches against GNU Go level 10 and their pooled rate, as
+  # the README and docs/ablations.md state them, recounted from the jobs.
+  from alphago_jax.evaluation import ablation  # pylint: disable=import-outside-toplevel
+  counts = []
+  for run in ("strength-l10-512-v9s", "strength-l10-512-v9s-seed1"):
+    [p] = ablation.load_summary(os.path.join(ROOT, "docs", "ablations",
+                                             run)).pairings
+    counts.append((p.wins, p.games))
+  pooled = tuple(map(sum, zip(*counts)))
+  docs = " ".join(_read("docs", "ablations.md").split())
+  for text in (README, docs):
+    for wins, games in counts + [pooled]:
+      assert _rate(wins, games) in text.replace("**", ""), (wins, games)
