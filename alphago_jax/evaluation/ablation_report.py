@@ -160,8 +160,9 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
         c["both_passed"] += 1
         c["scores_agree"] += int(abs(g["gnugo_score"] - g["score"]) < 1e-6)
       c["capped"] += int(g["capped"])
-      chosen += _chosen_moves(g["plies"], config.random_opening_moves,
-                                  black, white)
+      chosen += _chosen_moves(
+          g["plies"], config.random_opening_moves,
+          None if opponent in config.variant_names() else player == black)
       sequences.setdefault((black, white), []).append(g["moves"])
       played += 1
       kind = "round robin" if opponent in config.variant_names() else opponent
@@ -185,16 +186,17 @@ def summarize(config: "AblationConfig", records: Iterable[Mapping[str, Any]],
                  network=network, board_size=board_size, anchor=anchor)
 
 
-def _chosen_moves(plies: int, random_plies: int, black: str,
-                  white: str) -> int:
-  """Moves of a game our side chose: all but the random opening plies, and
-  against GNU Go only our colour's."""
+def _chosen_moves(plies: int, random_plies: int,
+                  ours_black: Optional[bool]) -> int:
+  """Moves of a game our side chose: all but the random opening plies, of
+  our colour only (`ours_black`), or of both where both sides are ours
+  (None: a round-robin game)."""
   chosen = max(plies - random_plies, 0)
-  if not (black.startswith("gnugo-") or white.startswith("gnugo-")):
+  if ours_black is None:
     return chosen
   # Black plays the even plies (0, 2, ...): of those after the random ones.
   black_moves = (plies + 1) // 2 - (min(random_plies, plies) + 1) // 2
-  return black_moves if white.startswith("gnugo-") else chosen - black_moves
+  return black_moves if ours_black else chosen - black_moves
 
 
 def fit_ratings(config: "AblationConfig", pairings: List[Pairing], *,

@@ -107,9 +107,6 @@ class Own(groups.Group):
         "limit": 1, "layers": 1, "filters": 1, "batch_size": 1,
         "total_samples": 1})
     stages.check_positive("lr", self.lr)
-    if self.decay_fraction is not None and not 0 < self.decay_fraction <= 1:
-      raise ValueError(f"decay_fraction must be in (0, 1], got "
-                       f"{self.decay_fraction!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
