@@ -40,3 +40,11 @@ RolloutPolicy = Callable[["object", "object"], Optional[chex.Array]]
 # shape, so an arena can pit any two. Agents only read states; they never
 # step.
 Agent = Callable[["object", chex.PRNGKey], chex.Array]
+
+# An agent that carries something of its own from one of its moves to its
+# next in the same game (a search tree to reuse): (states [B], key, carry
+# [B, ...]) -> (actions [B], carry [B, ...]). A carry of all zeros means
+# nothing carried (a game it has not moved in yet). Wrapped in
+# `search.CarryingAgent` so that a match can tell it from an `Agent`.
+CarryingAgentFn = Callable[["object", chex.PRNGKey, chex.ArrayTree],
+                           Tuple[chex.Array, chex.ArrayTree]]

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import gtp, search
+from alphago_jax.search import tree_reuse
 from alphago_jax.cli.main import main as cli
 from alphago_jax.evaluation import ablation
 from alphago_jax.evaluation import ablation_report as report
@@ -254,6 +255,80 @@ def test_group_moves_equal_each_value_alone():
                                   alone(p, s, keys[k]))
   # The two values play differently here, so each group used its own.
   assert not np.array_equal(together, swapped)
+
+
+def test_reuse_tree_flag_round_trips_through_the_recorded_command():
+  from alphago_jax.cli import sweep as sweep_cli
+  import tyro
+  argv = ["custom", "--grid", "c_puct=1", "--mixing", "0", "--reuse-tree",
+          "--simulations", "512", "--gnugo-levels", "10",
+          "--round-robin-games", "0"]
+  stage, config = sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                                  args=argv))
+  assert config.reuse_tree and config.static().tree_capacity == 1024
+  again = sweep_cli.command_for(stage, config)
+  assert "--reuse-tree" in again
+  assert sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                         args=again))[1] == config
+  plain = sweep_cli.build_config(tyro.cli(
+      sweep_cli.SweepArgs, args=[a for a in argv if a != "--reuse-tree"]))[1]
+  assert not plain.reuse_tree and "--reuse-tree" not in (
+      sweep_cli.command_for(stage, plain))
+  with pytest.raises(ValueError, match="reuse_tree must be a bool"):
+    ablation.custom(grid=(("c_puct", (1.0,)),), round_robin_games=0,
+                    reuse_tree=1)
+
+
+def test_reusing_variants_continue_each_games_own_tree():
+  # With reuse_tree the variants' agent carries each game's search tree: a
+  # zero tree is a fresh search, and after our move and a reply each group
+  # continues exactly as its value alone does with the same trees, from
+  # subtrees a fresh search could not have grown.
+  sims = 24
+  static = search.AlphaGoStatic(num_simulations=sims, use_rollouts=False,
+                                reuse_tree=True)
+  params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
+                                mixing=np.float32([0.0, 0.0]),
+                                virtual_loss=np.float32([3.0, 3.0]),
+                                rollout_temperature=np.float32([1.0, 1.0]))
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[
+      position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
+  agent = ablation.variant_agent(TTT, search.uniform_policy, _value, static,
+                                 None, params)
+  assert isinstance(agent, search.CarryingAgent)
+  fn = _jit_agent(agent)
+  actions, trees = fn(states, jax.random.key(1), None)
+  zeros = jax.tree.map(jnp.zeros_like, trees)
+  again, fresh = fn(states, jax.random.key(1), zeros)
+  np.testing.assert_array_equal(again, actions)
+  np.testing.assert_array_equal(fresh.children_visits, trees.children_visits)
+  # Our move, then the reply the tree expected most.
+  rows = np.arange(4)
+  node = np.asarray(trees.children_index)[rows, 0, np.asarray(actions)]
+  reply = np.argmax(np.asarray(trees.children_visits)[rows, node], -1)
+  nxt = jax.vmap(TTT.step)(jax.vmap(TTT.step)(states, actions),
+                           jnp.asarray(reply, jnp.int32))
+  kept = tree_reuse.follow(trees, np.stack(
+      [np.asarray(actions), reply], 1))
+  assert (np.asarray(kept) > 0).all()
+  key = jax.random.key(2)
+  actions2, trees2 = fn(nxt, key, trees)
+  alone = jax.jit(lambda p, s, k, t: search.alphago_search(
+      TTT, search.uniform_policy, _value, (None, None), k, s, config=static,
+      params=p, tree=t))
+  keys = jax.random.split(key, 2)
+  for k in range(2):
+    part = lambda x: x[2 * k:2 * k + 2]
+    out = alone(jax.tree.map(lambda x: x[k], params),
+                jax.tree.map(part, nxt), keys[k], jax.tree.map(part, trees))
+    np.testing.assert_array_equal(actions2[2 * k:2 * k + 2], out.action)
+    np.testing.assert_array_equal(part(trees2.children_visits),
+                                  out.search_tree.children_visits)
+    assert (np.asarray(out.reused_nodes) > 0).all()
+  # Each root kept its visits from the earlier search and added `sims`.
+  before = np.asarray(trees.node_visits)[rows, np.asarray(kept)]
+  np.testing.assert_array_equal(np.asarray(trees2.node_visits)[:, 0],
+                                before + sims)
 
 
 def _record(job, games):

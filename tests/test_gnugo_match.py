@@ -1,6 +1,7 @@
 """Host-stepped batched matches: our agent against GNU Go (real, on 5x5,
 and scripted stand-ins that pass or resign) and against another agent."""
 
+import dataclasses
 import importlib
 
 import jax
@@ -12,6 +13,7 @@ from alphago_jax import games
 from alphago_jax import gtp
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
+from alphago_jax.search.base import CarryingAgent
 
 GO5 = games.make("go", size=5)
 
@@ -183,6 +185,65 @@ def test_finished_games_are_not_searched_and_groups_keep_their_rule():
   with pytest.raises(ValueError, match="agent_groups"):
     agent_match(ttt, two_rules, random_agent, jax.random.key(7),
                 games_per_colour=3, agent_groups=2)
+
+
+def _alternating(first_lowest):
+  """A `CarryingAgent` whose carry counts its own moves in each game: it
+  plays the lowest free cell on its even-numbered moves and the highest on
+  its odd ones (the reverse with `first_lowest=False`)."""
+  def fn(states, key, carry):
+    del key
+    n = states.current_player.shape[0]
+    count = jnp.zeros(n, jnp.int32) if carry is None else carry
+    lowest = (count % 2 == 0) == first_lowest
+    order = jnp.where(lowest[:, None], -jnp.arange(9.0), jnp.arange(9.0))
+    score = jnp.where(states.legal_action_mask, order, -100.0)
+    return jnp.argmax(score, axis=-1).astype(jnp.int32), count + 1
+  return CarryingAgent(fn)
+
+
+def _replay_alternating(out, g, first_lowest):
+  """Checks that our j-th move in every game followed `_alternating`'s rule
+  for j, i.e. that each game got back its own carry, once per move; returns
+  the moves checked."""
+  checked = 0
+  for i in range(2 * g):
+    ours = 0 if i < g else 1  # Black moves at even plies.
+    free, j = set(range(9)), 0
+    for ply, move in enumerate(out.moves[i]):
+      if move < 0:
+        break
+      if ply % 2 == ours:
+        lowest = (j % 2 == 0) == first_lowest
+        assert move == (min(free) if lowest else max(free)), (i, ply, j)
+        j += 1
+        checked += 1
+      free.remove(int(move))
+  return checked
+
+
+def test_each_game_gets_back_its_own_carry_once_per_move():
+  # Against a random opponent games end at different plies, so the live
+  # games are gathered, padded with copies (5 games a colour: 4 or fewer
+  # live are padded to a power of two) and scattered back; a carry given to
+  # the wrong game, or counted twice through a copy, breaks the rule.
+  ttt = games.make("tictactoe")
+  g = 5
+  for groups in (1, 5):
+    out = agent_match(ttt, _alternating(True), random_agent,
+                      jax.random.key(3), games_per_colour=g,
+                      agent_groups=groups)
+    assert len(set(map(tuple, out.moves))) > 3  # The games differ.
+    assert _replay_alternating(out, g, True) == sum(
+        (n + 1) // 2 if i < g else n // 2 for i, n in enumerate(out.lengths))
+  # Both sides carrying: each keeps its own, the opponent's rule is checked
+  # from its side (our agent's colour swapped).
+  out = agent_match(ttt, _alternating(True), _alternating(False),
+                    jax.random.key(4), games_per_colour=g)
+  assert _replay_alternating(out, g, True) > 0
+  swapped = dataclasses.replace(out, moves=np.concatenate(
+      [out.moves[g:], out.moves[:g]]))
+  assert _replay_alternating(swapped, g, False) > 0
 
 
 @pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")

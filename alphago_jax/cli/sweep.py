@@ -60,6 +60,8 @@ class SweepArgs:
     rollout_policy: random, heuristic, pattern (p_π of 19x19 KGS games)
       or pattern-9x9 (p_π of 9x9 GNU Go games).
     leaves_per_step: leaves per step under virtual loss.
+    reuse_tree: each game's search continues the subtree of its previous
+      search below the moves played since (as the GTP engine does).
     network: AlphaZero run directory or checkpoint name (prior and value).
     komi: komi.
     gnugo_levels: GNU Go levels to play (none: round robin only).
@@ -86,6 +88,7 @@ class SweepArgs:
   rollouts_per_leaf: Optional[int] = None
   rollout_policy: Optional[str] = None
   leaves_per_step: Optional[int] = None
+  reuse_tree: bool = False
   network: Optional[str] = None
   komi: Optional[float] = None
   gnugo_levels: Optional[Tuple[int, ...]] = None
@@ -127,7 +130,8 @@ def build_config(args: SweepArgs):
   overrides = {_RENAMED.get(f.name, f.name): getattr(args, f.name)
                for f in dataclasses.fields(args)
                if f.name not in _NOT_CONFIG
-               and getattr(args, f.name) is not None}
+               and getattr(args, f.name) is not None
+               and getattr(args, f.name) is not False}  # An unset flag.
   if args.grid:
     overrides["grid"] = parse_grid(args.grid)
   stage = args.preset
@@ -159,6 +163,9 @@ def command_for(stage: str, config) -> List[str]:
     value = getattr(config, name)
     if value is None:  # No flag says None where the preset has a value.
       raise ValueError(f"{name}=None cannot be given to alphago-jax sweep")
+    if isinstance(value, bool):
+      argv.append(f"--{'' if value else 'no-'}{f.name.replace('_', '-')}")
+      continue
     values = value if isinstance(value, tuple) else (value,)
     argv += [f"--{f.name.replace('_', '-')}"] + [repr(v) if isinstance(
         v, float) else str(v) for v in values]

@@ -72,6 +72,7 @@ from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
+from alphago_jax.search.base import CarryingAgent
 
 JOBS_DIR = "jobs"
 
@@ -98,6 +99,9 @@ class AblationConfig:
       "pattern", "pattern-9x9", or one registered with
       `go_playout.register_policy`).
     leaves_per_step: K leaves per step under virtual loss (1: none).
+    reuse_tree: each game's search continues its previous search's subtree
+      below the moves played since (`variant_agent`; trees hold
+      2 × num_simulations nodes).
     network: an AlphaZero run directory (its policy head is the prior, its
       value head v), or `POLICY+VALUE`, AlphaGo's policy and value networks
       (`load_network`); paths or names under `gtp.checkpoints_root()`.
@@ -113,7 +117,8 @@ class AblationConfig:
     seed: the keys of the search and the GNU Go seeds derive from it.
   """
   # Runs recorded before these fields existed ran at their defaults.
-  ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("rollout_temperature",)
+  ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("rollout_temperature",
+                                             "reuse_tree")
 
   grid: Tuple[Tuple[str, Tuple[float, ...]], ...]
   c_puct: float = 5.0
@@ -124,6 +129,7 @@ class AblationConfig:
   rollouts_per_leaf: int = 1
   rollout_policy: str = "random"
   leaves_per_step: int = 1
+  reuse_tree: bool = False
   network: str = "go9"
   komi: float = 7.5
   gnugo_levels: Tuple[int, ...] = (1, 10)
@@ -240,7 +246,7 @@ class AblationConfig:
         use_value=bool(np.any(lam < 1)), use_rollouts=bool(np.any(lam > 0)),
         rollouts_per_leaf=self.rollouts_per_leaf,
         rollout_policy=self.rollout_policy,
-        leaves_per_step=self.leaves_per_step)
+        leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree)
 
   @property
   def groups_per_variant(self) -> int:
@@ -273,7 +279,7 @@ class AblationConfig:
 
 def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
                 variables, params: alphago.AlphaGoParams,
-                states, key: chex.PRNGKey) -> chex.Array:
+                states, key: chex.PRNGKey, trees=None):
   """Moves of AlphaGo's search for K groups of games, group k searched with
   the k-th parameter value.
 
@@ -283,29 +289,42 @@ def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
     params: `AlphaGoParams` stacked `[K]`.
     states: `[K * G]`, group k's games at `[k * G, (k + 1) * G)`.
     key: PRNG key.
+    trees: with `static.reuse_tree`, each game's earlier search tree `[K *
+      G, ...]` (all zeros or None: nothing to continue); else None.
 
   Returns:
-    int32 `[K * G]`.
+    int32 `[K * G]`; with `static.reuse_tree`, `(actions, search trees [K *
+    G, ...])`.
   """
   k = params.mixing.shape[0]
   n = states.current_player.shape[0]
   if n % k:
     raise ValueError(f"group_moves: {n} games do not split into {k} equal "
                      f"groups")
-  grouped = jax.tree.map(lambda x: x.reshape((k, n // k) + x.shape[1:]),
-                         states)
+  if trees is not None and not static.reuse_tree:
+    raise ValueError("group_moves: trees given but reuse_tree=False")
+  group = lambda x: x.reshape((k, n // k) + x.shape[1:])
+  grouped = jax.tree.map(group, states)
   # A field given as one scalar holds for every group.
   params = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (k,)),
                         params)
+  keys = jax.random.split(key, k)
 
   def one(args):
-    p, s, group_key = args
-    return alphago.alphago_search(
+    p, s, group_key, tree = args
+    out = alphago.alphago_search(
         game, policy_fn, value_fn, (variables, variables), group_key, s,
-        config=static, params=p).action
+        config=static, params=p, tree=tree)
+    return (out.action, out.search_tree) if static.reuse_tree else out.action
   # lax.map, not vmap: see the module docstring.
-  actions = jax.lax.map(one, (params, grouped, jax.random.split(key, k)))
-  return actions.reshape(n)
+  out = jax.lax.map(one, (params, grouped, keys,
+                          None if trees is None else jax.tree.map(group,
+                                                                  trees)))
+  if not static.reuse_tree:
+    return out.reshape(n)
+  actions, searched = out
+  return actions.reshape(n), jax.tree.map(
+      lambda x: x.reshape((n,) + x.shape[2:]), searched)
 
 
 @functools.lru_cache(maxsize=None)
@@ -316,13 +335,16 @@ def _group_fn(game, policy_fn, value_fn, static):
 
 
 def variant_agent(game, policy_fn, value_fn, static, variables,
-                  params: alphago.AlphaGoParams) -> jax.tree_util.Partial:
+                  params: alphago.AlphaGoParams):
   """An `Agent` playing K variants on K equal groups of its games
-  (`group_moves`); the weights and values are arguments of its compiled
-  program, so any values of the same K share it."""
+  (`group_moves`), or with `static.reuse_tree` a `search.CarryingAgent`
+  whose carry is each game's search tree; the weights and values are
+  arguments of its compiled program, so any values of the same K share
+  it."""
   chex.assert_rank(params.mixing, 1)
-  return jax.tree_util.Partial(_group_fn(game, policy_fn, value_fn, static),
-                               variables, params)
+  fn = jax.tree_util.Partial(_group_fn(game, policy_fn, value_fn, static),
+                             variables, params)
+  return CarryingAgent(fn) if static.reuse_tree else fn
 
 
 @dataclasses.dataclass(frozen=True)

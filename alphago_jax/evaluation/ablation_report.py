@@ -419,7 +419,9 @@ def table_markdown(summary: Summary) -> str:
       f"{'; '.join(fixed) or 'nothing else fixed'}; "
       f"{c.leaves_per_step} leaf per step"
       f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
-      f"{' and '.join(leaf)}.",
+      f"{' and '.join(leaf)}"
+      + ("; each game's search continues its previous tree below the moves "
+         "played since (tree reuse)." if c.reuse_tree else "."),
       f"- Network: {summary.network or c.network} "
       + ("(AlphaGo's policy network = prior, its value network = v)."
          if "+" in c.network else "(policy head = prior, value head = v)."),

@@ -23,6 +23,9 @@ agree it is over) is also scored by GNU Go's `final_score`, beside ours
 (`Outcomes.score`, `Outcomes.gnugo_score`): GNU Go judges dead stones, so
 the two differ where dead stones were left on the board.
 
+A `search.CarryingAgent` (AlphaGo's search reusing its trees) gets back,
+on each move, what it returned on its previous move in the same game.
+
 An agent given as a `jax.tree_util.Partial` is compiled once per function
 and batch shape with its bound arrays (parameters, network weights) passed
 as arguments, so agents that differ only in those arrays share one program.
@@ -61,7 +64,7 @@ from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
 from alphago_jax.search.agents import random_agent
-from alphago_jax.search.base import Agent
+from alphago_jax.search.base import Agent, CarryingAgent
 
 DEFAULT_GNUGO_ARGS = ("--capture-all-dead",)
 
@@ -131,8 +134,19 @@ def _call_partial(agent, states, key):
   return agent(states, key)
 
 
+@jax.jit
+def _call_carrying_partial(fn, states, key, carry):
+  return fn(states, key, carry)
+
+
 @functools.lru_cache(maxsize=None)
-def _jit_agent(agent: Agent):
+def _jit_agent(agent):
+  """The jitted agent: `(states, key) -> actions` for an `Agent`, `(states,
+  key, carry) -> (actions, carry)` for a `CarryingAgent`."""
+  if isinstance(agent, CarryingAgent):
+    if isinstance(agent.fn, jax.tree_util.Partial):
+      return functools.partial(_call_carrying_partial, agent.fn)
+    return jax.jit(agent.fn)
   if isinstance(agent, jax.tree_util.Partial):
     # Its bound arrays are arguments: one program per function and shapes.
     return functools.partial(_call_partial, agent)
@@ -202,21 +216,71 @@ def _live_rows(live: np.ndarray, groups: int) -> Optional[np.ndarray]:
   return np.concatenate(rows)
 
 
-def _call_live(fn, states, live, groups, key):
-  """`fn(states, key)` on the live games of a half batch only (see
-  `_live_rows`): a finished game costs no search. Returns a function
-  giving int `[G]` actions, meaningless where a game is over."""
-  rows = _live_rows(live, groups)
-  if rows is None:
-    actions = fn(states, key)  # Dispatched; read when needed.
-    return lambda: np.asarray(actions)
-  sub = fn(jax.tree.map(lambda x: x[rows], states), key)
+@jax.jit
+def _take_rows(carry, rows):
+  return jax.tree.map(lambda x: x[rows], carry)
 
-  def read():
-    out = np.zeros(live.shape[0], np.int32)
-    out[rows] = np.asarray(sub)  # Copies of a row carry its own action.
-    return out
-  return read
+
+@jax.jit
+def _put_rows(carry, rows, new):
+  return jax.tree.map(lambda x, y: x.at[rows].set(y), carry, new)
+
+
+def _last_of_each(rows: np.ndarray) -> np.ndarray:
+  """Positions in `rows` of each distinct value's last occurrence: the
+  copy whose results count (numpy's `out[rows] = ...` keeps the last)."""
+  _, first_from_end = np.unique(rows[::-1], return_index=True)
+  return len(rows) - 1 - first_from_end
+
+
+class _Mover:
+  """One side's agent over its half batches: it searches only the games
+  not over (`_live_rows`), its half read as `groups` equal groups. A
+  `CarryingAgent`'s carry is kept per game of the whole batch; a game's row
+  is given to that game's own moves only and replaced by what its search
+  returned (of a padded copy, the one whose action is played)."""
+
+  def __init__(self, agent, groups: int, batch: int):
+    self.fn = _jit_agent(agent)
+    self.carrying = isinstance(agent, CarryingAgent)
+    self.groups = groups
+    self.batch = batch
+    self.carry = None
+
+  def move(self, states, live: np.ndarray, offset: int, key):
+    """Dispatches the moves of the half `states` `[G]` (rows `offset` to
+    `offset + G` of the batch); returns a function giving int `[G]`
+    actions, meaningless where a game is over."""
+    rows = _live_rows(live, self.groups)
+    if not self.carrying:
+      if rows is None:
+        actions = self.fn(states, key)  # Dispatched; read when needed.
+        return lambda: np.asarray(actions)
+      sub = self.fn(jax.tree.map(lambda x: x[rows], states), key)
+    else:
+      if rows is None:
+        rows = np.arange(live.shape[0])
+      sub_states = jax.tree.map(lambda x: x[rows], states)
+      if self.carry is None:
+        self.carry = self._first_carry(sub_states, key)
+      batch_rows = jnp.asarray(offset + rows, jnp.int32)
+      sub, new = self.fn(sub_states, key, _take_rows(self.carry, batch_rows))
+      last = _last_of_each(rows)
+      self.carry = _put_rows(self.carry, batch_rows[last],
+                             _take_rows(new, jnp.asarray(last, jnp.int32)))
+
+    def read():
+      out = np.zeros(live.shape[0], np.int32)
+      out[rows] = np.asarray(sub)  # Copies of a row carry its own action.
+      return out
+    return read
+
+  def _first_carry(self, states, key):
+    """All zeros, one row per game of the whole batch, shaped as the carry
+    the agent returns when given none."""
+    shapes = jax.eval_shape(self.fn, states, key, None)[1]
+    return jax.tree.map(
+        lambda x: jnp.zeros((self.batch,) + x.shape[1:], x.dtype), shapes)
 
 
 def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
@@ -233,7 +297,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   g = games_per_colour
   batch = 2 * g
   init, advance, board_score = _compiled(game)
-  agent_fn = _jit_agent(agent)
+  mover = _Mover(agent, agent_groups, batch)
   random_fn = _jit_agent(random_agent)
   agent_player = jnp.asarray(np.repeat([0, 1], g), jnp.int32)
   init_key, key = jax.random.split(key)
@@ -265,9 +329,8 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       # The opponent's half first: GNU Go thinks while our agent computes.
       pending = opponent.moves(_half(states, *theirs), theirs_ids, ply,
                                opp_key)
-      our_actions = _call_live(agent_fn, _half(states, *ours),
-                               ~done[ours[0]:ours[1]], agent_groups,
-                               agent_key)()
+      our_actions = mover.move(_half(states, *ours),
+                               ~done[ours[0]:ours[1]], ours[0], agent_key)()
       their_actions, their_resign, their_failed = pending()
       actions = np.empty(batch, np.int32)
       actions[ours[0]:ours[1]] = our_actions
@@ -336,16 +399,16 @@ class GTPPlayer(GnuGoPlayer):
 
 
 class _AgentOpponent:
-  """A JAX agent as the opponent: no state outside the game; like ours, it
+  """A JAX agent (or `CarryingAgent`) as the opponent; like ours, it
   searches only the games not over, its half read as `groups` groups."""
 
-  def __init__(self, agent, groups=1):
-    self.fn = _jit_agent(agent)
-    self.groups = groups
+  def __init__(self, agent, groups, batch):
+    self.mover = _Mover(agent, groups, batch)
 
   def moves(self, states, ids, ply, key):
-    actions = _call_live(self.fn, states, ~np.asarray(states.terminated),
-                         self.groups, key)
+    del ply
+    actions = self.mover.move(states, ~np.asarray(states.terminated),
+                              int(ids[0]), key)
     return lambda: (actions(), np.zeros(len(ids), bool),
                     np.zeros(len(ids), bool))
 
@@ -453,9 +516,10 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
 
   Args:
     game: a `Go` game (size <= 19).
-    agent: `(states [B], key) -> actions [B]`; jitted here, called on the
-      games of one colour not yet over (at most games_per_colour states,
-      padded to a power of two; see `_live_rows`).
+    agent: `(states [B], key) -> actions [B]`, or a `CarryingAgent`
+      (each game's carry, e.g. a search tree, kept between its moves);
+      jitted here, called on the games of one colour not yet over (at most
+      games_per_colour states, padded to a power of two; see `_live_rows`).
     key: PRNG key, consumed.
     level: GNU Go level, 0 to 10.
     games_per_colour: games with our agent as Black, and as many as White.
@@ -517,7 +581,8 @@ def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
                 max_moves: Optional[int] = None,
                 random_opening_moves: int = 0,
                 agent_groups: int = 1) -> Outcomes:
-  """`agent` against `opponent` (both JAX agents), stepped from the host
+  """`agent` against `opponent` (both JAX agents, either may be a
+  `CarryingAgent`), stepped from the host
   like `gnugo_match`; each agent compiles once per batch shape and game,
   and searches only the games not over. Both read their batches as
   `agent_groups` equal groups."""
@@ -526,7 +591,9 @@ def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
   _check_groups(agent_groups, games_per_colour)
   if max_moves is not None:
     _check_count("max_moves", max_moves, 1)
-  _, outcomes = _play(game, agent, _AgentOpponent(opponent, agent_groups),
+  _, outcomes = _play(game, agent,
+                      _AgentOpponent(opponent, agent_groups,
+                                     2 * games_per_colour),
                       key, games_per_colour=games_per_colour,
                       max_moves=max_moves,
                       random_opening_moves=random_opening_moves,

@@ -16,7 +16,8 @@ from alphago_jax.search.alphazero import (AlphaZeroParams,
                                           evaluate_states, make_recurrent_fn,
                                           network_agent, policy_agent,
                                           qtransform_raw)
-from alphago_jax.search.base import Agent, SearchOutput, argmax_random_tiebreak
+from alphago_jax.search.base import (Agent, CarryingAgent, SearchOutput,
+                                     argmax_random_tiebreak)
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
                                             monte_carlo_search)
@@ -42,7 +43,8 @@ __all__ = [
     "AlphaZeroStatic", "alphazero_search",
     "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
     "qtransform_raw", "rollout_fn",
-    "Agent", "GameGraph", "MonteCarloConfig", "SearchOutput", "Solution",
+    "Agent", "CarryingAgent", "GameGraph", "MonteCarloConfig",
+    "SearchOutput", "Solution",
     "SweepMatchResult", "grid", "match_outcomes", "num_values", "play_games",
     "stack", "sweep_search",
     "sweep_match",

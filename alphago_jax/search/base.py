@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 
 import chex
 import jax
@@ -11,6 +12,24 @@ from flax import struct
 from alphago_jax.games import base as game_base
 
 from alphago_jax.types import Agent  # noqa: F401  (re-exported)
+from alphago_jax.types import CarryingAgentFn
+
+
+@dataclasses.dataclass(frozen=True)
+class CarryingAgent:
+  """An agent that carries per-game state between its moves (a search tree
+  to reuse), for the host-stepped matches (`evaluation.gnugo_match`).
+
+  Attributes:
+    fn: `(states [B], key, carry [B, ...]) -> (actions [B], carry [B,
+      ...])`; `carry=None` means nothing carried for any game. The match
+      keeps each game's carry and gives it back on that game's next move
+      only; a game's first carry is all zeros, shaped as what `fn` returns
+      given None (`jax.eval_shape`), which `fn` must also read as nothing
+      carried. A `jax.tree_util.Partial` compiles with its bound arrays as
+      arguments.
+  """
+  fn: CarryingAgentFn
 
 
 @struct.dataclass
