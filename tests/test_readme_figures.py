@@ -138,6 +138,18 @@ def _rate(wins, games):
           f"[{100 * lo:.0f}, {100 * hi:.0f}]")
 
 
+def test_9x9_doubled_data_value_figures_are_the_committed_run():
+  v = [m for m in _metrics("checkpoints", "value9s2", "metrics.jsonl")
+       if "test_mse" in m][-1]
+  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}** "
+       f"(sign {100 * v['train_sign_accuracy']:.1f}% / "
+       f"{100 * v['test_sign_accuracy']:.1f}%;")
+  said(f"({v['epoch']:.1f} epochs, {v['train_seconds'] / 60:.0f} minutes,")
+  said(f"| v_θ `value9s2` | 9×9 | 6 × 64 + 256 | 117,166 positions, p_σ "
+       f"playouts at T 0.5 | 130 + {v['train_seconds'] / 60:.0f} min | MSE "
+       f"{v['train_mse']:.3f} / {v['test_mse']:.3f};")
+
+
 def test_value9s_strength_figures_are_the_committed_matches():
   # Both value9s matches against GNU Go level 10 and their pooled rate, as
   # the README and docs/ablations.md state them, recounted from the jobs.
