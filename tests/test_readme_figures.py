@@ -155,12 +155,19 @@ def test_value9s_strength_figures_are_the_committed_matches():
   # the README and docs/ablations.md state them, recounted from the jobs.
   from alphago_jax.evaluation import ablation  # pylint: disable=import-outside-toplevel
   counts = []
-  for run in ("strength-l10-512-v9s", "strength-l10-512-v9s-seed1"):
+  for run in ("strength-l10-512-v9s", "strength-l10-512-v9s-seed1",
+              "strength-l10-512-v9s2-seed2"):
     [p] = ablation.load_summary(os.path.join(ROOT, "docs", "ablations",
                                              run)).pairings
     counts.append((p.wins, p.games))
-  pooled = tuple(map(sum, zip(*counts)))
+  pooled = tuple(map(sum, zip(*counts[:2])))
   docs = " ".join(_read("docs", "ablations.md").split())
   for text in (README, docs):
     for wins, games in counts + [pooled]:
       assert _rate(wins, games) in text.replace("**", ""), (wins, games)
+  # All three: the same search, two value networks.
+  wins, games = map(sum, zip(*counts))
+  lo, hi = stats.wilson_interval(wins, games)
+  assert (f"{wins} of {games} for two networks that differ by no more "
+          f"than chance: about {100 * wins / games:.0f}% [{100 * lo:.0f}, "
+          f"{100 * hi:.0f}]") in docs

@@ -482,6 +482,13 @@ register_preset(Preset(
                 "move whose successor it rates best, no search",
     load=_value_network))
 register_preset(Preset(
+    name="value-9x9-sigma2", board_size=9, searches=False,
+    directories=("value9s2",),
+    description="9x9 value network v_theta trained on twice value-9x9-"
+                "sigma's games, the same labels (checkpoints/value9s2), the "
+                "move whose successor it rates best, no search",
+    load=_value_network))
+register_preset(Preset(
     name="value-19x19", board_size=19, searches=False,
     directories=("value19",),
     description="19x19 value network v_theta (checkpoints/value19), the "
