@@ -226,17 +226,24 @@ def _value(variables, obs):
   return jnp.tanh(flat @ jnp.linspace(-1.0, 1.0, flat.shape[1]))
 
 
-def test_group_moves_equal_each_value_alone():
-  # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
-  # with different c_puct, in one program, play what each value plays alone
-  # with its group's key.
-  static = search.AlphaGoStatic(num_simulations=6, use_rollouts=False)
+def _two_values_four_games():
+  """Two c_puct values at λ = 0, and four tic-tac-toe positions (two
+  games a value)."""
   params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
                                 mixing=np.float32([0.0, 0.0]),
                                 virtual_loss=np.float32([3.0, 3.0]),
                                 rollout_temperature=np.float32([1.0, 1.0]))
   states = jax.tree.map(lambda *x: jnp.stack(x), *[
       position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
+  return params, states
+
+
+def test_group_moves_equal_each_value_alone():
+  # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
+  # with different c_puct, in one program, play what each value plays alone
+  # with its group's key.
+  static = search.AlphaGoStatic(num_simulations=6, use_rollouts=False)
+  params, states = _two_values_four_games()
   key = jax.random.key(7)
   make = functools.partial(ablation.variant_agent, TTT, search.uniform_policy,
                            _value, static, None)
@@ -287,12 +294,7 @@ def test_reusing_variants_continue_each_games_own_tree():
   sims = 24
   static = search.AlphaGoStatic(num_simulations=sims, use_rollouts=False,
                                 reuse_tree=True)
-  params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
-                                mixing=np.float32([0.0, 0.0]),
-                                virtual_loss=np.float32([3.0, 3.0]),
-                                rollout_temperature=np.float32([1.0, 1.0]))
-  states = jax.tree.map(lambda *x: jnp.stack(x), *[
-      position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
+  params, states = _two_values_four_games()
   agent = ablation.variant_agent(TTT, search.uniform_policy, _value, static,
                                  None, params)
   assert isinstance(agent, search.CarryingAgent)

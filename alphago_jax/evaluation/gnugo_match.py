@@ -217,13 +217,15 @@ def _live_rows(live: np.ndarray, groups: int) -> Optional[np.ndarray]:
 
 
 @jax.jit
-def _take_rows(carry, rows):
-  return jax.tree.map(lambda x: x[rows], carry)
+def _take_rows(tree, rows):
+  return jax.tree.map(lambda x: x[rows], tree)
 
 
 @jax.jit
-def _put_rows(carry, rows, new):
-  return jax.tree.map(lambda x, y: x.at[rows].set(y), carry, new)
+def _put_rows(carry, rows, new, pick):
+  """`carry` with rows `rows[pick]` replaced by `new[pick]`."""
+  return jax.tree.map(lambda x, y: x.at[rows[pick]].set(y[pick]), carry,
+                      new)
 
 
 def _last_of_each(rows: np.ndarray) -> np.ndarray:
@@ -256,18 +258,17 @@ class _Mover:
       if rows is None:
         actions = self.fn(states, key)  # Dispatched; read when needed.
         return lambda: np.asarray(actions)
-      sub = self.fn(jax.tree.map(lambda x: x[rows], states), key)
+      sub = self.fn(_take_rows(states, rows), key)
     else:
       if rows is None:
         rows = np.arange(live.shape[0])
-      sub_states = jax.tree.map(lambda x: x[rows], states)
+      sub_states = _take_rows(states, rows)
       if self.carry is None:
         self.carry = self._first_carry(sub_states, key)
       batch_rows = jnp.asarray(offset + rows, jnp.int32)
       sub, new = self.fn(sub_states, key, _take_rows(self.carry, batch_rows))
-      last = _last_of_each(rows)
-      self.carry = _put_rows(self.carry, batch_rows[last],
-                             _take_rows(new, jnp.asarray(last, jnp.int32)))
+      self.carry = _put_rows(self.carry, batch_rows, new,
+                             jnp.asarray(_last_of_each(rows), jnp.int32))
 
     def read():
       out = np.zeros(live.shape[0], np.int32)
