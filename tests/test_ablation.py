@@ -232,7 +232,8 @@ def _two_values_four_games():
   params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
                                 mixing=np.float32([0.0, 0.0]),
                                 virtual_loss=np.float32([3.0, 3.0]),
-                                rollout_temperature=np.float32([1.0, 1.0]))
+                                rollout_temperature=np.float32([1.0, 1.0]),
+                                random_symmetry=np.float32([0.0, 0.0]))
   states = jax.tree.map(lambda *x: jnp.stack(x), *[
       position(m) for m in ([], [4], [0, 4, 1], [0, 3])])
   return params, states
@@ -284,6 +285,30 @@ def test_reuse_tree_flag_round_trips_through_the_recorded_command():
   with pytest.raises(ValueError, match="reuse_tree must be a bool"):
     ablation.custom(grid=(("c_puct", (1.0,)),), round_robin_games=0,
                     reuse_tree=1)
+
+
+def test_random_symmetry_flag_round_trips_and_reaches_the_variants():
+  from alphago_jax.cli import sweep as sweep_cli
+  import tyro
+  argv = ["custom", "--grid", "c_puct=1,2", "--mixing", "0",
+          "--random-symmetry", "--gnugo-levels", "10",
+          "--round-robin-games", "0"]
+  stage, config = sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                                  args=argv))
+  assert config.random_symmetry
+  np.testing.assert_array_equal(config.values()[0].random_symmetry, [1, 1])
+  again = sweep_cli.command_for(stage, config)
+  assert "--random-symmetry" in again
+  assert sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                         args=again))[1] == config
+  # Swept as a grid field: one variant each way, named for tables.
+  swept = ablation.custom(grid=(("random_symmetry", (0.0, 1.0)),),
+                          mixing=0.0, round_robin_games=0)
+  np.testing.assert_array_equal(swept.values()[0].random_symmetry, [0, 1])
+  assert swept.variant_names() == ["random_symmetry=0", "random_symmetry=1"]
+  with pytest.raises(ValueError, match="random_symmetry must be 0 or 1"):
+    ablation.custom(grid=(("random_symmetry", (0.0, 0.5)),), mixing=0.0,
+                    round_robin_games=0)
 
 
 def test_reusing_variants_continue_each_games_own_tree():

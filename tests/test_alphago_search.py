@@ -331,7 +331,7 @@ def test_one_leaf_per_step_is_the_plain_search():
       value=value_fn(0.0, obs), embedding=states)
   rec = alphago.make_recurrent_fn(GAME, policy_fn, value_fn, VALUE_ONLY)
   select = functools.partial(alphago.alphago_action_selection, c_puct=1.0)
-  kwargs = dict(params=(GOOD, (0.0, 1.0)), rng_key=jax.random.key(4),
+  kwargs = dict(params=(GOOD, (0.0, 1.0, 0.0)), rng_key=jax.random.key(4),
                 root=root,
                 recurrent_fn=rec, num_simulations=12)
   plain = jax.jit(lambda: tree_search.search(
@@ -368,3 +368,129 @@ def test_virtual_loss_spreads_the_leaves_of_a_step():
       np.asarray(same.visit_counts)[[0, 1, 3]].max(-1), 4)
   with pytest.raises(ValueError, match="multiple of leaves_per_step"):
     alphago.AlphaGoStatic(num_simulations=6, leaves_per_step=4)
+
+
+# A network that sees every orientation of the board alike: each point's
+# logit from its own planes and a weight that depends only on the point's
+# distance from the centre; the value from stone counts.
+_RING = np.asarray([[0.2, 0.5, 0.2], [0.5, 1.0, 0.5], [0.2, 0.5, 0.2]],
+                   np.float32)
+
+
+def equivariant_policy(variables, obs, legal):
+  del variables, legal
+  point = obs[..., 0] * 0.7 - obs[..., 1] * 1.3 + _RING
+  return point.reshape(obs.shape[0], -1)
+
+
+def invariant_value(variables, obs):
+  del variables
+  return jnp.tanh(0.3 * jnp.sum(obs[..., 0], (1, 2))
+                  - 0.2 * jnp.sum(obs[..., 1], (1, 2)))
+
+
+def symmetric_params(flag, mixing=0.0):
+  return alphago.AlphaGoParams(c_puct=jnp.float32(1.0),
+                               mixing=jnp.float32(mixing),
+                               random_symmetry=jnp.float32(flag))
+
+
+def test_random_symmetry_leaves_an_orientation_blind_network_unchanged():
+  # Rotating the board, evaluating and mapping the prior back must give a
+  # symmetric network's own prior at every node: the same tree, draw for
+  # draw (the symmetry draws use keys of their own). A map back by the
+  # wrong symmetry would move the centre-weighted prior to other points.
+  run = jax.jit(lambda p: alphago.alphago_search(
+      GAME, equivariant_policy, invariant_value, GOOD, jax.random.key(7),
+      roots(), config=STATIC, params=p))
+  plain, turned = run(symmetric_params(0.0)), run(symmetric_params(1.0))
+  assert_same_search(plain, turned)
+  # ...while the linear network, which is not symmetric, searches
+  # differently once it sees turned boards.
+  run = jax.jit(lambda p: alphago.alphago_search(
+      GAME, policy_fn, value_fn, GOOD, jax.random.key(7), roots(),
+      config=VALUE_ONLY, params=p))
+  assert not np.array_equal(run(symmetric_params(0.0)).visit_counts,
+                            run(symmetric_params(1.0)).visit_counts)
+
+
+@pytest.mark.parametrize("game_name", ["tictactoe", "go"])
+def test_network_view_is_one_of_the_eight_orientations_mapped_back(
+    game_name):
+  # Each row's prior is the network's prior of one transformed board,
+  # carried back move by move with `transform_action` (an independent
+  # table): logits[a] = seen[where a goes]. The draws differ across rows.
+  from alphago_jax.games import symmetry  # pylint: disable=import-outside-toplevel
+  if game_name == "go":
+    game = games.make("go", size=5)
+    s = game.step(game.step(game.init(None), 7), 13)
+    weights = np.random.default_rng(1).normal(
+        size=(int(np.prod(game.observation_shape)), game.num_actions))
+    net = lambda obs: obs.reshape(obs.shape[0], -1) @ jnp.asarray(
+        weights, jnp.float32)
+  else:
+    game, s = GAME, position([0, 4, 5])
+    net = lambda obs: policy_fn(None, obs, None)
+  size = game.observation_shape[0]
+  states = batch(s, 16)
+  obs = jax.vmap(game.observe)(states)
+  view, (back, legal) = alphago._network_view(  # pylint: disable=protected-access
+      game, jax.random.key(3), jnp.float32(1.0), obs,
+      states.legal_action_mask)
+  logits = np.asarray(back(net(view)))
+  found = set()
+  for row in range(16):
+    matches = []
+    for i in range(symmetry.NUM_SYMMETRIES):
+      turned = symmetry.transform_observation(obs[row], i)
+      seen = np.asarray(net(turned[None]))[0]
+      where = np.asarray(symmetry.transform_action(
+          np.arange(size * size), i, size))
+      want = seen[where]
+      if np.allclose(logits[row, :size * size], want, atol=1e-5):
+        matches.append(i)
+        np.testing.assert_array_equal(view[row], turned)
+        moved = np.zeros(game.num_actions, bool)
+        moved[where] = np.asarray(states.legal_action_mask[row, :size * size])
+        if game.num_actions > size * size:
+          moved[-1] = states.legal_action_mask[row, -1]
+          assert logits[row, -1] == pytest.approx(seen[-1], abs=1e-5)
+        np.testing.assert_array_equal(legal[row], moved)
+    assert matches, f"row {row}: no orientation gives its prior"
+    found.update(matches)
+  assert len(found) >= 4
+  # random_symmetry = 0: the board as it stands.
+  view0, (back0, _) = alphago._network_view(  # pylint: disable=protected-access
+      game, jax.random.key(3), jnp.float32(0.0), obs,
+      states.legal_action_mask)
+  np.testing.assert_array_equal(view0, obs)
+  np.testing.assert_array_equal(back0(net(view0)), net(obs))
+
+
+class FlatTicTacToe(TicTacToe):
+  """Tic-tac-toe observed as a flat vector: no board to turn."""
+
+  @property
+  def observation_shape(self):
+    return (18,)
+
+  def observe(self, state):
+    return super().observe(state).reshape(18)
+
+
+def test_random_symmetry_errors():
+  with pytest.raises(ValueError, match="random_symmetry must be 0 or 1"):
+    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
+                           jax.random.key(0), roots(), config=STATIC,
+                           params=symmetric_params(0.5))
+  with pytest.raises(ValueError, match="random_symmetry must be a bool"):
+    search.AlphaGoSearchConfig(num_simulations=8, random_symmetry=1)
+  flat = FlatTicTacToe()
+  states = jax.tree.map(lambda *x: jnp.stack(x), flat.init(None))
+  with pytest.raises(ValueError, match="needs a square board game"):
+    alphago.alphago_search(
+        flat, lambda v, o, l: jnp.zeros(l.shape), lambda v, o: o[:, 0],
+        GOOD, jax.random.key(0), states, config=VALUE_ONLY,
+        params=symmetric_params(1.0))
+  assert float(search.AlphaGoSearchConfig(
+      num_simulations=8, random_symmetry=True).params().random_symmetry) == 1

@@ -11,7 +11,7 @@ Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
 (c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
 `--grid FIELD=V1,V2,... [FIELD=...]` (the variants are every combination)
 over `AlphaGoParams` fields (c_puct, mixing, virtual_loss,
-rollout_temperature). Any other
+rollout_temperature, random_symmetry). Any other
 option overrides the preset. `--quick` is a smoke run (4 simulations, GNU
 Go level 1 only, one job of each kind, games cut at 12 plies).
 
@@ -47,8 +47,8 @@ class SweepArgs:
     output: the run directory (created; the same command resumes it).
     resume: continue the run in this directory with its own config.json.
     grid: FIELD=V1,V2,... over an AlphaGoParams field (c_puct, mixing,
-      virtual_loss, rollout_temperature); several for a grid over every
-      combination.
+      virtual_loss, rollout_temperature, random_symmetry: 0 or 1); several
+      for a grid over every combination.
     quick: a smoke run (few games and simulations, GNU Go level 1 only,
       short games).
     simulations: simulations per move.
@@ -56,6 +56,8 @@ class SweepArgs:
     mixing: λ, the rollouts' weight in the leaf value, where not swept.
     virtual_loss: n_vl where not swept (with --leaves-per-step > 1).
     rollout_temperature: the rollout policy's temperature where not swept.
+    random_symmetry: the networks see each position under a random board
+      symmetry (AlphaGo's practice) where not swept.
     rollouts_per_leaf: playouts per leaf.
     rollout_policy: random, heuristic, pattern (p_π of 19x19 KGS games)
       or pattern-9x9 (p_π of 9x9 GNU Go games).
@@ -85,6 +87,7 @@ class SweepArgs:
   mixing: Optional[float] = None
   virtual_loss: Optional[float] = None
   rollout_temperature: Optional[float] = None
+  random_symmetry: bool = False
   rollouts_per_leaf: Optional[int] = None
   rollout_policy: Optional[str] = None
   leaves_per_step: Optional[int] = None

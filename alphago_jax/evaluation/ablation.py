@@ -91,8 +91,9 @@ class AblationConfig:
   Attributes:
     grid: `((field, (value, ...)), ...)`: the variants are every combination
       (first field slowest) of these `AlphaGoParams` fields.
-    c_puct, mixing, virtual_loss, rollout_temperature: the parameters not
-      in `grid`.
+    c_puct, mixing, virtual_loss, rollout_temperature, random_symmetry: the
+      parameters not in `grid` (`random_symmetry` a bool; in a grid, 0 or
+      1).
     num_simulations: simulations per move.
     rollouts_per_leaf: playouts averaged into z at each leaf.
     rollout_policy: playout policy by name ("random", "heuristic",
@@ -118,13 +119,14 @@ class AblationConfig:
   """
   # Runs recorded before these fields existed ran at their defaults.
   ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("rollout_temperature",
-                                             "reuse_tree")
+                                             "reuse_tree", "random_symmetry")
 
   grid: Tuple[Tuple[str, Tuple[float, ...]], ...]
   c_puct: float = 5.0
   mixing: float = 0.5
   virtual_loss: float = 3.0
   rollout_temperature: float = 1.0
+  random_symmetry: bool = False
   num_simulations: int = 64
   rollouts_per_leaf: int = 1
   rollout_policy: str = "random"
@@ -171,6 +173,7 @@ class AblationConfig:
                                 c_puct=self.c_puct, mixing=self.mixing,
                                 virtual_loss=self.virtual_loss,
                                 rollout_temperature=self.rollout_temperature,
+                                random_symmetry=self.random_symmetry,
                                 use_value=True, use_rollouts=True)
     self.values()  # Checks every grid value's range (naming the field).
     self.static()
@@ -221,6 +224,7 @@ class AblationConfig:
         num_simulations=self.num_simulations, c_puct=self.c_puct,
         mixing=self.mixing, virtual_loss=self.virtual_loss,
         rollout_temperature=self.rollout_temperature,
+        random_symmetry=self.random_symmetry,
         use_value=True, use_rollouts=True).params()
 
   def values(self) -> Tuple[alphago.AlphaGoParams, List[Dict[str, float]]]:

@@ -27,7 +27,7 @@ from alphago_jax.search import alphago
 PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
 # Readable names of the parameters, for tables and plots.
 SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl",
-           "rollout_temperature": "T_π"}
+           "rollout_temperature": "T_π", "random_symmetry": "sym"}
 GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
 RESULTS_COLUMNS = ("player", "opponent", "games", "wins", "draws", "losses",
                    "win_rate", "win_rate_low", "win_rate_high",
@@ -382,7 +382,8 @@ def display_name(name: str) -> str:
   if name.startswith("gnugo-"):
     return f"GNU Go {name[len('gnugo-'):]}"
   return (name.replace("mixing=", "λ=").replace("virtual_loss=", "n_vl=")
-          .replace("rollout_temperature=", "T_π="))
+          .replace("rollout_temperature=", "T_π=")
+          .replace("random_symmetry=", "sym="))
 
 
 def _rate_cell(p: Optional[Pairing]) -> str:
@@ -402,7 +403,8 @@ def table_markdown(summary: Summary) -> str:
            if n not in dict(c.grid)
            and (n != "virtual_loss" or c.leaves_per_step > 1)
            and (n != "rollout_temperature"
-                or (c.static().use_rollouts and c.rollout_policy != "random"))]
+                or (c.static().use_rollouts and c.rollout_policy != "random"))
+           and n != "random_symmetry"]  # Said with the leaf evaluators.
   static = c.static()
   leaf = []
   if static.use_value:
@@ -420,6 +422,9 @@ def table_markdown(summary: Summary) -> str:
       f"{c.leaves_per_step} leaf per step"
       f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
       f"{' and '.join(leaf)}"
+      + ("; the networks see each position under a random board symmetry"
+         if c.random_symmetry and "random_symmetry" not in dict(c.grid)
+         else "")
       + ("; each game's search continues its previous tree below the moves "
          "played since (tree reuse)." if c.reuse_tree else "."),
       f"- Network: {summary.network or c.network} "

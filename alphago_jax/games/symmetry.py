@@ -87,18 +87,33 @@ def transform_observation(obs: chex.Array, i) -> chex.Array:
   return jnp.take(flat, gather, axis=-2).reshape(obs.shape)
 
 
-def transform_policy(policy: chex.Array, i, size: int) -> chex.Array:
-  """Symmetry `i` of `policy` `[..., N² + 1]` (pass stays last)."""
+def transform_policy(policy: chex.Array, i, size: int, *,
+                     with_pass: bool = True) -> chex.Array:
+  """Symmetry `i` of `policy` `[..., N² + 1]` (pass stays last), or of
+  `[..., N²]` with `with_pass=False` (games without a pass move)."""
   _check_index(i)
   policy = jnp.asarray(policy)
-  if policy.ndim < 1 or policy.shape[-1] != size * size + 1:
-    raise ValueError(f"symmetry: a policy for a {size}x{size} board must be "
-                     f"[..., {size * size + 1}], got shape {policy.shape}")
   n2 = size * size
+  width = n2 + 1 if with_pass else n2
+  if policy.ndim < 1 or policy.shape[-1] != width:
+    raise ValueError(f"symmetry: a policy for a {size}x{size} board must be "
+                     f"[..., {width}], got shape {policy.shape}")
   gather = jnp.asarray(_tables(size)[0])[i]
   return jnp.concatenate(
       [jnp.take(policy[..., :n2], gather, axis=-1), policy[..., n2:]],
       axis=-1)
+
+
+def board_actions(observation_shape, num_actions: int):
+  """Whether a game's observations and actions follow the board's
+  symmetries: True for `[N, N, C]` observations with actions `row * N +
+  col` and pass last, False for the same without pass, None otherwise (no
+  symmetric evaluation)."""
+  shape = tuple(observation_shape)
+  if len(shape) != 3 or shape[0] != shape[1]:
+    return None
+  n2 = shape[0] * shape[0]
+  return {n2 + 1: True, n2: False}.get(num_actions)
 
 
 def transform_action(action: chex.Array, i, size: int) -> chex.Array:

@@ -73,6 +73,7 @@ from flax import struct
 from mctx._src import search as mctx_search
 
 from alphago_jax.games import base as game_base
+from alphago_jax.games import symmetry
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn
@@ -94,19 +95,30 @@ class AlphaGoParams:
       it passed (AlphaGo: 3); used only with `leaves_per_step` > 1.
     rollout_temperature: > 0, the rollout policy's logits are divided by it
       (1: the policy as trained; uniform rollouts ignore it).
+    random_symmetry: 1: the networks see each evaluated position under one
+      of the board's 8 symmetries, drawn at random per evaluation, the
+      prior mapped back (AlphaGo's practice: the tree then averages the
+      networks' orientation errors); 0: as it stands. Rollouts are
+      unaffected.
   """
   c_puct: chex.Array
   mixing: chex.Array
   virtual_loss: chex.Array = 3.0
   rollout_temperature: chex.Array = 1.0
+  random_symmetry: chex.Array = 0.0
 
   BOUNDS = {"c_puct": (0, None, False), "mixing": (0, 1, False),
             "virtual_loss": (0, None, False),
-            "rollout_temperature": (0, None, True)}
+            "rollout_temperature": (0, None, True),
+            "random_symmetry": (0, 1, False)}
 
   def check(self) -> "AlphaGoParams":
     """Raises ValueError naming a concrete field out of range; returns self."""
     params_lib.check_params(self, self.BOUNDS)
+    flag = self.random_symmetry
+    if params_lib.is_concrete(flag) and not np.all(
+        (np.asarray(flag) == 0) | (np.asarray(flag) == 1)):
+      raise ValueError(f"random_symmetry must be 0 or 1, got {flag!r}")
     return self
 
 
@@ -194,6 +206,8 @@ class AlphaGoSearchConfig:
       virtual loss and evaluated together (1: one simulation at a time).
     virtual_loss: n_vl (traced).
     rollout_temperature: the rollout policy's temperature (traced).
+    random_symmetry: evaluate the networks under a random board symmetry
+      per position (traced as 0 or 1; `AlphaGoParams`).
     reuse_tree: return the tree and continue a given one (module doc).
     max_reused_nodes: the most nodes carried over; None: num_simulations.
   """
@@ -208,10 +222,14 @@ class AlphaGoSearchConfig:
   leaves_per_step: int = 1
   virtual_loss: float = 3.0
   rollout_temperature: float = 1.0
+  random_symmetry: bool = False
   reuse_tree: bool = False
   max_reused_nodes: int | None = None
 
   def __post_init__(self):
+    if not isinstance(self.random_symmetry, bool):
+      raise ValueError(f"random_symmetry must be a bool, got "
+                       f"{self.random_symmetry!r}")
     params_lib.check_number("c_puct", self.c_puct, low=0)
     params_lib.check_number("mixing", self.mixing, low=0, high=1)
     params_lib.check_number("virtual_loss", self.virtual_loss, low=0)
@@ -237,7 +255,8 @@ class AlphaGoSearchConfig:
     f = params_lib.as_float
     return AlphaGoParams(c_puct=f(self.c_puct), mixing=f(self.mixing),
                          virtual_loss=f(self.virtual_loss),
-                         rollout_temperature=f(self.rollout_temperature))
+                         rollout_temperature=f(self.rollout_temperature),
+                         random_symmetry=f(self.random_symmetry))
 
   def split(self) -> Tuple[AlphaGoStatic, AlphaGoParams]:
     return self.static(), self.params()
@@ -334,11 +353,47 @@ def alphago_action_selection(rng_key: chex.PRNGKey, tree: mctx.Tree,
   return base.argmax_random_tiebreak(rng_key, scores, legal)
 
 
-def _prior_logits(game, policy_fn, variables, states, obs):
+def _prior_logits(game, policy_fn, variables, states, obs, undo=None):
+  """The prior's legal logits `[B, A]`; `obs` may be a symmetry of the
+  states' boards (`_network_view`), whose logits `undo` maps back."""
   legal = states.legal_action_mask
-  logits = policy_fn(variables, obs, legal)
+  logits = policy_fn(variables, obs, legal if undo is None else undo[1])
   chex.assert_shape(logits, (legal.shape[0], game.num_actions))
+  if undo is not None:
+    logits = undo[0](logits)
   return jnp.where(legal, logits, MASKED_LOGIT).astype(jnp.float32)
+
+
+def check_symmetric(game: game_base.Game, random_symmetry) -> None:
+  """Raises ValueError where a concrete `random_symmetry` asks for board
+  symmetries of a game without them."""
+  if (symmetry.board_actions(game.observation_shape, game.num_actions)
+      is None and params_lib.is_concrete(random_symmetry)
+      and bool(np.any(np.asarray(random_symmetry) != 0))):
+    raise ValueError(f"random_symmetry=1 needs a square board game "
+                     f"([N, N, C] observations, actions row * N + col); "
+                     f"{game.name} observes {game.observation_shape} with "
+                     f"{game.num_actions} actions")
+
+
+def _network_view(game, key, random_symmetry, obs, legal):
+  """`(obs', (undo, legal'))`: the networks' inputs `[B, ...]`, each row
+  under a random board symmetry where `random_symmetry` is 1 (else the
+  identity), and the maps back. Games without board symmetries are seen
+  as they stand (`check_symmetric` rejects asking for them)."""
+  with_pass = symmetry.board_actions(game.observation_shape,
+                                     game.num_actions)
+  if with_pass is None:
+    return obs, None
+  size = game.observation_shape[0]
+  draw = jax.random.randint(key, (obs.shape[0],), 0,
+                            symmetry.NUM_SYMMETRIES)
+  sym = jnp.where(random_symmetry > 0.5, draw, 0)
+  turn = jax.vmap(functools.partial(symmetry.transform_policy, size=size,
+                                    with_pass=with_pass))
+  view = jax.vmap(symmetry.transform_observation)(obs, sym)
+  return view, (lambda logits: turn(logits, symmetry.inverse(sym)),
+                turn(legal, sym))
 
 
 def make_leaf_value(game: game_base.Game, value_fn: ValueFn | None,
@@ -393,17 +448,22 @@ def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
   """mctx `recurrent_fn`: step the game; the prior and V of the new node.
 
   mctx's `params` is `((policy_variables, value_variables), (mixing,
-  rollout_temperature))`.
+  rollout_temperature, random_symmetry))`.
   """
   leaf_value = make_leaf_value(game, value_fn, static)
 
   def recurrent_fn(params, rng_key, action, embedding):
-    (policy_variables, value_variables), (mixing, temperature) = params
+    (policy_variables, value_variables), (mixing, temperature,
+                                          random_symmetry) = params
     next_state, reward, discount = jax.vmap(
         functools.partial(make_transition, game))(embedding, action)
-    obs = jax.vmap(game.observe)(next_state)
+    # The rollouts keep rng_key itself, so a search without symmetries
+    # plays the same rollouts as before they existed.
+    obs, undo = _network_view(
+        game, jax.random.fold_in(rng_key, 1), random_symmetry,
+        jax.vmap(game.observe)(next_state), next_state.legal_action_mask)
     logits = _prior_logits(game, policy_fn, policy_variables, next_state,
-                           obs)
+                           obs, undo)
     value = leaf_value(value_variables, mixing, rng_key, next_state, obs,
                        temperature)
     out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32),
@@ -446,6 +506,7 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
                                       AlphaGoStatic, AlphaGoParams)
   static.check_mixing(params.mixing)
+  check_symmetric(game, params.random_symmetry)
   batch = base.check_batch(states)
   if tree is not None and not static.reuse_tree:
     raise ValueError("a tree to continue was given but reuse_tree=False")
@@ -458,10 +519,12 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   # PRNG, as UCT does; see rollout.py.
   root_key, search_key, choice_key = jax.random.split(hash_prng_key(key), 3)
   leaf_value = make_leaf_value(game, value_fn, static)
-  obs = jax.vmap(game.observe)(states)
+  obs, undo = _network_view(
+      game, jax.random.fold_in(root_key, 1), params.random_symmetry,
+      jax.vmap(game.observe)(states), states.legal_action_mask)
   root = mctx.RootFnOutput(
       prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
-                                 obs),
+                                 obs, undo),
       value=leaf_value(value_variables, params.mixing, root_key, states, obs,
                        params.rollout_temperature),
       embedding=states)
@@ -474,7 +537,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct)
     tree = tree_search.search(
-        params=(variables, (params.mixing, params.rollout_temperature)),
+        params=(variables, (params.mixing, params.rollout_temperature,
+                                    params.random_symmetry)),
         rng_key=search_key, root=root,
         recurrent_fn=recurrent_fn, root_action_selection_fn=select,
         interior_action_selection_fn=select,
@@ -485,7 +549,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                                c_puct=params.c_puct,
                                virtual_loss=params.virtual_loss)
     tree = tree_search.search_with_virtual_loss(
-        params=(variables, (params.mixing, params.rollout_temperature)),
+        params=(variables, (params.mixing, params.rollout_temperature,
+                                    params.random_symmetry)),
         rng_key=search_key, root=root,
         recurrent_fn=recurrent_fn, action_selection_fn=select,
         num_simulations=static.num_simulations,
@@ -538,6 +603,7 @@ def alphago_agent(game: game_base.Game, policy_fn: PolicyFn,
   static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
                                       AlphaGoStatic, AlphaGoParams)
   static.check_mixing(params.mixing)
+  check_symmetric(game, params.random_symmetry)
   make_leaf_value(game, value_fn, static)  # Fail here, not inside a trace.
 
   def agent(states, key):
