@@ -24,7 +24,8 @@ from alphago_jax.games import go_features
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
-                                      init_value_variables, make_value_fn)
+                                      init_value_variables, make_value_fn,
+                                      symmetric_mean)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games
 from alphago_jax.training import read_metrics
@@ -341,6 +342,19 @@ def test_value_net_shapes_and_configs():
                                                    config.num_planes))
   values = make_value_fn(net)(variables, planes)
   assert values.shape == (4,) and bool(jnp.all(jnp.abs(values) <= 1))
+  # The 8-symmetry mean is the same for every orientation of the boards;
+  # one orientation alone is not (the untrained net is not symmetric).
+  from alphago_jax.games import symmetry  # pylint: disable=import-outside-toplevel
+  mean = symmetric_mean(make_value_fn(net), variables, planes)
+  assert mean.shape == (4,)
+  for j in range(1, 8):
+    turned = symmetry.transform_observation(planes, j)
+    np.testing.assert_allclose(
+        symmetric_mean(make_value_fn(net), variables, turned), mean,
+        atol=1e-5)
+  assert not np.allclose(make_value_fn(net)(
+      variables, symmetry.transform_observation(planes, 1)), values,
+                         atol=1e-5)
   # The paper's network: 13 convolutions of 192 on 49 planes, 5x5 first,
   # then a 1x1 of one filter, 256 ReLU units and one tanh output.
   paper = ValueNetConfig.paper()
@@ -427,6 +441,12 @@ def test_quick_run_mse_falls_and_resume_equals_uninterrupted(folder,
   assert set(np.unique(z)) <= {-1.0, 1.0}
   assert float(np.mean((v - z) ** 2)) == pytest.approx(
       vn.evaluate_value(variables, model, test)["mse"], rel=1e-5)
+  v8, z8 = vn.predict_values(variables, model, test, batch_size=7,
+                             symmetries=8)
+  np.testing.assert_array_equal(z8, z)
+  assert not np.allclose(v8, v) and np.all(np.abs(v8) <= 1)
+  with pytest.raises(ValueError, match="symmetries must be 1 or 8"):
+    vn.predict_values(variables, model, test, symmetries=4)
 
 
 def test_checkpoint_of_another_network_is_refused(tmp_path):

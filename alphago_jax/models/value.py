@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax.games import go_features
+from alphago_jax.games import symmetry
 
 
 def _int(name, value, minimum):
@@ -135,6 +136,15 @@ def make_value_fn(network: ValueNet):
   def value(variables, planes):
     return network.apply({"params": variables["params"]}, planes)
   return value
+
+
+def symmetric_mean(value_fn, variables, planes: chex.Array) -> chex.Array:
+  """The mean of `value_fn(variables, ·)` over the 8 board symmetries of
+  `planes` `[B, N, N, C]` -> `[B]`: an orientation-free value (8× the cost;
+  a search instead draws one orientation per evaluation)."""
+  views = [symmetry.transform_observation(planes, i)
+           for i in range(symmetry.NUM_SYMMETRIES)]
+  return jnp.mean(jnp.stack([value_fn(variables, v) for v in views]), 0)
 
 
 def num_params(variables: chex.ArrayTree) -> int:

@@ -35,7 +35,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
-from alphago_jax.models.value import (ValueNet, ValueNetConfig,
+from alphago_jax.models.value import (ValueNet, ValueNetConfig, symmetric_mean,
                                       init_value_variables)
 from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
@@ -299,11 +299,16 @@ def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
 
 def predict_values(variables, model: ValueNetConfig, positions: Positions,
                    *, batch_size: int = 256, mesh: Optional[Mesh] = None,
-                   limit: Optional[int] = None
+                   limit: Optional[int] = None, symmetries: int = 1
                    ) -> Tuple[np.ndarray, np.ndarray]:
   """(v, z): v_θ of each position and its outcome for the player to move,
   each `[P]` (the first `limit` positions; all when None), for
-  per-position errors and intervals (`evaluate_value` gives the sums)."""
+  per-position errors and intervals (`evaluate_value` gives the sums).
+  `symmetries=8` averages v_θ over the board's 8 symmetries
+  (`models.value.symmetric_mean`); 1: the position as it stands."""
+  if symmetries not in (1, 8):
+    raise ValueError(f"predict_values: symmetries must be 1 or 8, got "
+                     f"{symmetries!r}")
   if positions.size != model.board_size:
     raise ValueError(f"predict_values: the positions are {positions.size}x"
                      f"{positions.size}, the network is {model.board_size}x"
@@ -319,7 +324,9 @@ def predict_values(variables, model: ValueNetConfig, positions: Positions,
     inputs = constrain(features_lib.feature_batch(
         batch, jax.random.key(0), size=model.board_size,
         names=model.features, augment=False))
-    value = network.apply({"params": variables["params"]}, inputs["planes"])
+    apply = lambda v, planes: network.apply({"params": v["params"]}, planes)
+    value = (apply(variables, inputs["planes"]) if symmetries == 1 else
+             symmetric_mean(apply, variables, inputs["planes"]))
     return value, inputs["outcome"]
 
   vs, zs = [], []

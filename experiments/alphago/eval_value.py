@@ -13,6 +13,8 @@ share of positions whose value has the outcome's sign, and a last line
     python experiments/alphago/eval_value.py --data ../shared/data/kgs-6d \
         [--checkpoint checkpoints/value19] [--split test] [--limit N]
 
+--symmetries 8 averages v over the board's 8 symmetries (8x the cost).
+
 --checkpoint is a run directory (holding checkpoints/) or a checkpoint
 directory; default: the committed 19×19 network, checkpoints/value19.
 --split: for a value-data folder its test chunks by default; for records,
@@ -94,6 +96,9 @@ def main(argv=None):
                  "else ~/.cache/alphago_jax)")
   p.add_argument("--limit", type=int, default=None,
                  help="evaluate the first N positions only")
+  p.add_argument("--symmetries", type=int, default=1, choices=(1, 8),
+                 help="8: average v over the board's 8 symmetries (8x the "
+                 "cost); 1: each position as it stands")
   p.add_argument("--batch-size", type=int, default=256)
   p.add_argument("--cpu-devices", type=int,
                  default=cpu_devices.default_cpu_device_count())
@@ -144,7 +149,7 @@ def main(argv=None):
             f"{jax.device_count()} devices")
   v, z = vn.predict_values(variables, model, positions,
                            batch_size=args.batch_size, mesh=mesh,
-                           limit=args.limit)
+                           limit=args.limit, symmetries=args.symmetries)
   n = len(v)
   games = np.asarray(positions.game)[:n]
   if len(np.unique(games)) < 2:
@@ -157,6 +162,8 @@ def main(argv=None):
   print(f"checkpoint: {ckpt_dir} step {step} ({model.num_layers} layers x "
         f"{model.filters} filters, {model.board_size}x{model.board_size})")
   print(f"data: {where}, split {split}, {n} positions of {num_games} games")
+  if args.symmetries > 1:
+    print(f"v averaged over the board's {args.symmetries} symmetries")
   print(f"mse: {mse:.4f}  95% CI [{lo:.4f}, {hi:.4f}] (games as draws)")
   print(f"sign accuracy: {sign:.4f}")
   print(f"RESULT mse={mse:.4f} sign_accuracy={sign:.4f} positions={n} "
