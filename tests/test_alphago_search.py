@@ -434,10 +434,10 @@ def test_network_view_is_one_of_the_eight_orientations_mapped_back(
   size = game.observation_shape[0]
   states = batch(s, 16)
   obs = jax.vmap(game.observe)(states)
-  view, (back, legal) = alphago._network_view(  # pylint: disable=protected-access
+  view = alphago._network_view(  # pylint: disable=protected-access
       game, jax.random.key(3), jnp.float32(1.0), obs,
       states.legal_action_mask)
-  logits = np.asarray(back(net(view)))
+  logits = np.asarray(view.to_board(net(view.obs)))
   found = set()
   for row in range(16):
     matches = []
@@ -449,22 +449,23 @@ def test_network_view_is_one_of_the_eight_orientations_mapped_back(
       want = seen[where]
       if np.allclose(logits[row, :size * size], want, atol=1e-5):
         matches.append(i)
-        np.testing.assert_array_equal(view[row], turned)
+        np.testing.assert_array_equal(view.obs[row], turned)
         moved = np.zeros(game.num_actions, bool)
         moved[where] = np.asarray(states.legal_action_mask[row, :size * size])
         if game.num_actions > size * size:
           moved[-1] = states.legal_action_mask[row, -1]
           assert logits[row, -1] == pytest.approx(seen[-1], abs=1e-5)
-        np.testing.assert_array_equal(legal[row], moved)
+        np.testing.assert_array_equal(view.legal[row], moved)
     assert matches, f"row {row}: no orientation gives its prior"
     found.update(matches)
   assert len(found) >= 4
   # random_symmetry = 0: the board as it stands.
-  view0, (back0, _) = alphago._network_view(  # pylint: disable=protected-access
+  plain = alphago._network_view(  # pylint: disable=protected-access
       game, jax.random.key(3), jnp.float32(0.0), obs,
       states.legal_action_mask)
-  np.testing.assert_array_equal(view0, obs)
-  np.testing.assert_array_equal(back0(net(view0)), net(obs))
+  np.testing.assert_array_equal(plain.obs, obs)
+  np.testing.assert_array_equal(plain.legal, states.legal_action_mask)
+  np.testing.assert_array_equal(plain.to_board(net(plain.obs)), net(obs))
 
 
 class FlatTicTacToe(TicTacToe):

@@ -53,6 +53,13 @@ most visited when there are more (`tree_reuse`). A kept root keeps the prior
 it was given as a child: the same network on the same position, so the
 same prior as a fresh root.
 
+Random symmetry (traced `random_symmetry`, 0 or 1): the prior and v see
+each evaluated position, root and leaves, under one of the board's 8
+symmetries drawn per evaluation (keys folded from the evaluation's own, so
+rollouts keep theirs), the prior mapped back to the board as it stands.
+Games qualify when they observe `[N, N, C]` boards and number actions `row
+* N + col` (pass last or absent).
+
 Not reproduced from the paper: the expansion threshold (AlphaGo expanded a
 leaf after 40 visits; here every simulation expands one node, as mctx does),
 asynchronous evaluation and the tree policy.
@@ -62,7 +69,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Optional, Tuple
+from typing import Callable, NamedTuple, Optional, Tuple
 
 import chex
 import jax
@@ -353,14 +360,25 @@ def alphago_action_selection(rng_key: chex.PRNGKey, tree: mctx.Tree,
   return base.argmax_random_tiebreak(rng_key, scores, legal)
 
 
-def _prior_logits(game, policy_fn, variables, states, obs, undo=None):
-  """The prior's legal logits `[B, A]`; `obs` may be a symmetry of the
-  states' boards (`_network_view`), whose logits `undo` maps back."""
+class NetworkView(NamedTuple):
+  """What the networks see of a batch of positions (`_network_view`).
+
+  Attributes:
+    obs: `[B, ...]` observations, each row perhaps under a board symmetry.
+    legal: bool `[B, A]`, the legal moves in the same frame.
+    to_board: maps logits `[B, A]` in that frame back to the board's.
+  """
+  obs: chex.Array
+  legal: chex.Array
+  to_board: Callable[[chex.Array], chex.Array]
+
+
+def _prior_logits(game, policy_fn, variables, states, view: NetworkView):
+  """The prior's legal logits `[B, A]` on the states' own boards."""
   legal = states.legal_action_mask
-  logits = policy_fn(variables, obs, legal if undo is None else undo[1])
+  logits = policy_fn(variables, view.obs, view.legal)
   chex.assert_shape(logits, (legal.shape[0], game.num_actions))
-  if undo is not None:
-    logits = undo[0](logits)
+  logits = view.to_board(logits)
   return jnp.where(legal, logits, MASKED_LOGIT).astype(jnp.float32)
 
 
@@ -376,24 +394,25 @@ def check_symmetric(game: game_base.Game, random_symmetry) -> None:
                      f"{game.num_actions} actions")
 
 
-def _network_view(game, key, random_symmetry, obs, legal):
-  """`(obs', (undo, legal'))`: the networks' inputs `[B, ...]`, each row
-  under a random board symmetry where `random_symmetry` is 1 (else the
-  identity), and the maps back. Games without board symmetries are seen
-  as they stand (`check_symmetric` rejects asking for them)."""
+def _network_view(game, key, random_symmetry, obs, legal) -> NetworkView:
+  """The networks' view of observations `[B, ...]` with legal moves `[B,
+  A]`: each row under a random board symmetry where `random_symmetry` is 1
+  (else the identity). Games without board symmetries are seen as they
+  stand (`check_symmetric` rejects asking for them)."""
   with_pass = symmetry.board_actions(game.observation_shape,
                                      game.num_actions)
   if with_pass is None:
-    return obs, None
+    return NetworkView(obs, legal, lambda logits: logits)
   size = game.observation_shape[0]
   draw = jax.random.randint(key, (obs.shape[0],), 0,
                             symmetry.NUM_SYMMETRIES)
   sym = jnp.where(random_symmetry > 0.5, draw, 0)
   turn = jax.vmap(functools.partial(symmetry.transform_policy, size=size,
                                     with_pass=with_pass))
-  view = jax.vmap(symmetry.transform_observation)(obs, sym)
-  return view, (lambda logits: turn(logits, symmetry.inverse(sym)),
-                turn(legal, sym))
+  return NetworkView(
+      obs=jax.vmap(symmetry.transform_observation)(obs, sym),
+      legal=turn(legal, sym),
+      to_board=lambda logits: turn(logits, symmetry.inverse(sym)))
 
 
 def make_leaf_value(game: game_base.Game, value_fn: ValueFn | None,
@@ -459,13 +478,13 @@ def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
         functools.partial(make_transition, game))(embedding, action)
     # The rollouts keep rng_key itself, so a search without symmetries
     # plays the same rollouts as before they existed.
-    obs, undo = _network_view(
+    view = _network_view(
         game, jax.random.fold_in(rng_key, 1), random_symmetry,
         jax.vmap(game.observe)(next_state), next_state.legal_action_mask)
     logits = _prior_logits(game, policy_fn, policy_variables, next_state,
-                           obs, undo)
-    value = leaf_value(value_variables, mixing, rng_key, next_state, obs,
-                       temperature)
+                           view)
+    value = leaf_value(value_variables, mixing, rng_key, next_state,
+                       view.obs, temperature)
     out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32),
                                  discount=discount.astype(jnp.float32),
                                  prior_logits=logits, value=value)
@@ -519,14 +538,14 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   # PRNG, as UCT does; see rollout.py.
   root_key, search_key, choice_key = jax.random.split(hash_prng_key(key), 3)
   leaf_value = make_leaf_value(game, value_fn, static)
-  obs, undo = _network_view(
+  view = _network_view(
       game, jax.random.fold_in(root_key, 1), params.random_symmetry,
       jax.vmap(game.observe)(states), states.legal_action_mask)
   root = mctx.RootFnOutput(
       prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
-                                 obs, undo),
-      value=leaf_value(value_variables, params.mixing, root_key, states, obs,
-                       params.rollout_temperature),
+                                 view),
+      value=leaf_value(value_variables, params.mixing, root_key, states,
+                       view.obs, params.rollout_temperature),
       embedding=states)
   recurrent_fn = make_recurrent_fn(game, policy_fn, value_fn, static)
   invalid = (~states.legal_action_mask).astype(jnp.float32)
