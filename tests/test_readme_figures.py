@@ -171,3 +171,24 @@ def test_value9s_strength_figures_are_the_committed_matches():
   assert (f"{wins} of {games} for two networks that differ by no more "
           f"than chance: about {100 * wins / games:.0f}% [{100 * lo:.0f}, "
           f"{100 * hi:.0f}]") in docs
+
+
+def test_random_symmetry_strength_figures_are_the_committed_match():
+  # The match with random symmetry and 576 simulations, recounted from its
+  # jobs, with its recorded settings and cost as the texts give them.
+  from alphago_jax.evaluation import ablation  # pylint: disable=import-outside-toplevel
+  run = os.path.join(ROOT, "docs", "ablations",
+                     "strength-l10-576-v9s2-sym-seed3")
+  summary = ablation.load_summary(run)
+  [p] = summary.pairings
+  config = summary.config
+  assert config.random_symmetry and config.num_simulations == 576
+  assert config.network == "sl9+value9s2" and config.seed == 3
+  docs = " ".join(_read("docs", "ablations.md").split())
+  readme = " ".join(README.split())
+  for text in (readme, docs):
+    assert _rate(p.wins, p.games) in text.replace("**", ""), text
+  assert "| 576 | 53% [43, 62] | 0.75 s | 100 |" in docs
+  cost = _read("docs", "ablations", "strength-l10-576-v9s2-sym-seed3",
+               "table.md")
+  assert "| GNU Go 10 | 100 | 37.85 | 26.30 | 0.750 | 10.09 |" in cost
