@@ -170,13 +170,14 @@ def test_alphago_preset_searches_with_policy_and_value_networks(
 def test_committed_alphago_presets_load_the_committed_networks():
   # Their search is checked on tiny networks above (the same loader).
   # strongest-9x9: the best of docs/ablations.md's strength table.
-  for name, simulations, mixing, c_puct, networks in (
-      ("alphago-9x9", 128, 0.5, 5.0, "sl9@4687+value9@7812"),
-      ("strongest-9x9", 512, 0.0, 1.0, "sl9@4687+value9s@11718")):
+  for name, simulations, mixing, c_puct, symmetric, networks in (
+      ("alphago-9x9", 128, 0.5, 5.0, 0.0, "sl9@4687+value9@7812"),
+      ("strongest-9x9", 576, 0.0, 1.0, 1.0, "sl9@4687+value9s2@23437")):
     player = presets.load_player(name)
     assert player.max_simulations == simulations, name
     assert float(player.params.mixing) == mixing, name
     assert float(player.params.c_puct) == c_puct, name
+    assert float(player.params.random_symmetry) == symmetric, name
     assert player.name == networks, player.name
 
 

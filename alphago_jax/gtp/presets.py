@@ -204,7 +204,8 @@ def _alphago_search(default_simulations: int, *, c_puct: float):
 
 def _alphago_networks_search(default_simulations: int, *, mixing: float,
                              c_puct: float, value: str = "value9",
-                             rollout_policy: str = "random"):
+                             rollout_policy: str = "random",
+                             random_symmetry: bool = False):
   """AlphaGo's own networks in its search: the policy network in the
   directory (p_σ or p_ρ) as the prior, v_θ from `value` (under
   `checkpoints_root()`, or a path) as v, rollouts as `rollout_policy`."""
@@ -222,7 +223,8 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
                                  value_dir if mixing < 1 else None)
     config = AlphaGoSearchConfig(
         num_simulations=simulations or default_simulations, c_puct=c_puct,
-        mixing=mixing, rollout_policy=rollout_policy, reuse_tree=True)
+        mixing=mixing, rollout_policy=rollout_policy, reuse_tree=True,
+        random_symmetry=random_symmetry)
     return AlphaGoPlayer(name=nets.name, game=nets.game,
                          policy_fn=nets.policy_fn, value_fn=nets.value_fn,
                          variables=(nets.variables, nets.variables),
@@ -438,11 +440,12 @@ register_preset(Preset(
     name="strongest-9x9", board_size=9, directories=("sl9",),
     description="our strongest measured 9x9 player (docs/ablations.md, "
                 "strength): AlphaGo's search with p_sigma (checkpoints/sl9) "
-                "as prior and v_theta (checkpoints/value9s) as the leaf "
-                "value (lambda = 0), c_puct 1, 512 simulations a move, "
-                "reusing its tree",
-    load=_alphago_networks_search(512, mixing=0.0, c_puct=1.0,
-                                  value="value9s")))
+                "as prior and v_theta (checkpoints/value9s2) as the leaf "
+                "value (lambda = 0), each position under a random board "
+                "symmetry, c_puct 1, 576 simulations a move, reusing its "
+                "tree",
+    load=_alphago_networks_search(576, mixing=0.0, c_puct=1.0,
+                                  value="value9s2", random_symmetry=True)))
 register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy",),
