@@ -110,7 +110,8 @@ def test_a_value_checkpoint_is_not_a_policy(value_dir):
 def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
   import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
   rollout9 = os.path.join(presets.checkpoints_root(), "rollout9")
-  for extra in ([sl_dir], [rollout9, "--rollout", "--size", "9"],
+  for extra in ([sl_dir], [sl_dir, "--ensemble"],
+                [rollout9, "--rollout", "--size", "9"],
                 [value_dir[0], "--value"]):
     assert policy_vs_gnugo.main(["--checkpoint", *extra, "--levels", "0",
                                  "--games-per-colour", "1"]) == 0
@@ -121,6 +122,8 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
     assert "games=2" in out.strip().splitlines()[-1]
     if "--rollout" in extra:
       assert "rollout policy p_π, greedy" in out
+    if "--ensemble" in extra:
+      assert "greedy, 8-symmetry ensemble" in out
   assert "value network, greedy over successors" in out
   # Each kind of checkpoint is refused where the other is expected.
   assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--value"]) == 1
@@ -129,6 +132,10 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
   assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--rollout",
                                "--size", "9"]) == 1
   assert sl_dir in capsys.readouterr().err  # names the folder
+  with pytest.raises(SystemExit):  # p_π's and v_θ's have no ensemble here.
+    policy_vs_gnugo.main(["--checkpoint", value_dir[0], "--value",
+                          "--ensemble"])
+  assert "--ensemble is for a policy network" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["sl-policy-9x9", "rl-policy-9x9",

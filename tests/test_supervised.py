@@ -15,8 +15,10 @@ import pytest
 from alphago_jax import data
 from alphago_jax.data import features
 from alphago_jax.games import go_features
+from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
-                                       init_policy_variables, num_params)
+                                       init_policy_variables, num_params,
+                                       symmetric_log_policy)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import supervised as sl
@@ -233,6 +235,35 @@ def test_evaluation_counts_and_ensemble(cache):
   assert ens["nll"] != pytest.approx(one["nll"], abs=1e-6)
   with pytest.raises(ValueError, match="19x19"):
     sl.evaluate_policy(variables, PolicyNetConfig.tiny(board_size=19), test)
+
+
+def test_symmetric_log_policy_is_the_mean_of_the_eight_orientations():
+  size = 5
+  config = PolicyNetConfig.tiny(board_size=size)
+  net = PolicyNet(config)
+  variables = init_policy_variables(net, jax.random.key(0))
+  apply = lambda v, x: net.apply(v, x, train=False)
+  planes = jax.random.uniform(jax.random.key(1),
+                              (3, size, size, config.num_planes))
+  logp = symmetric_log_policy(apply, variables, planes)
+  assert logp.shape == (3, size * size + 1)
+  # Independently: the move a under orientation i is the point
+  # `transform_action(a, i)` of the turned board; pass stays pass.
+  actions = jnp.arange(size * size + 1)
+  expected = np.mean([np.asarray(jax.nn.softmax(
+      apply(variables, symmetry.transform_observation(planes, i))))[
+          :, np.asarray(symmetry.transform_action(actions, i, size))]
+                      for i in range(8)], axis=0)
+  np.testing.assert_allclose(np.exp(logp), expected, atol=1e-6)
+  np.testing.assert_allclose(np.exp(logp).sum(-1), 1.0, atol=1e-5)
+  # The ensemble turns with the board; one orientation alone does not.
+  for i in range(1, 8):
+    turned = symmetric_log_policy(
+        apply, variables, symmetry.transform_observation(planes, i))
+    np.testing.assert_allclose(
+        turned, symmetry.transform_policy(logp, i, size), atol=1e-5)
+  single = jax.nn.log_softmax(apply(variables, planes))
+  assert not np.allclose(single, logp, atol=1e-4)
 
 
 def test_sl_policy_and_eval_policy_commands(tmp_path):

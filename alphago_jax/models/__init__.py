@@ -3,9 +3,11 @@ supervised policy network p_σ, value network v_θ and fast rollout policy
 p_π."""
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
-                                       init_policy_variables, make_policy_fn)
+                                       init_policy_variables, make_policy_fn,
+                                       symmetric_log_policy)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
-                                      init_value_variables, make_value_fn)
+                                      init_value_variables, make_value_fn,
+                                      symmetric_mean)
 from alphago_jax.models.rollout_policy import (PatternRolloutPolicy,
                                                RolloutWeightsError,
                                                pattern_logits)
@@ -23,5 +25,6 @@ __all__ = ["EvaluateFn", "MASKED_LOGIT", "PatternRolloutPolicy", "PolicyNet",
            "PolicyValueNet", "ResNetConfig", "ResidualBlock",
            "init_policy_variables", "init_variables", "make_evaluate_fn",
            "make_network", "make_policy_fn", "make_stacked_evaluate_fn",
-           "stack_variables", "ValueNet", "ValueNetConfig",
+           "stack_variables", "symmetric_log_policy",
+           "symmetric_mean", "ValueNet", "ValueNetConfig",
            "init_value_variables", "make_value_fn"]

@@ -25,7 +25,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.games import go_features
+from alphago_jax.games import go_features, symmetry
 from alphago_jax.types import MASKED_LOGIT
 
 TRUNKS = ("plain", "residual")
@@ -174,6 +174,21 @@ def make_policy_fn(network: PolicyNet):
   def policy(variables, planes, legal_action_mask=None):
     return network.apply(variables, planes, legal_action_mask, train=False)
   return policy
+
+
+def symmetric_log_policy(logits_fn, variables, planes: chex.Array
+                         ) -> chex.Array:
+  """Log of the mean softmax of `logits_fn(variables, ·)` over the 8 board
+  symmetries of `planes` `[B, N, N, C]`, each mapped back to the board:
+  log-probabilities `[B, N² + 1]` (pass last), the paper's 8-symmetry
+  ensemble (8× the cost)."""
+  size = planes.shape[-3]
+  probs = [symmetry.transform_policy(
+      jax.nn.softmax(logits_fn(variables,
+                               symmetry.transform_observation(planes, i))),
+      symmetry.inverse(i), size) for i in range(symmetry.NUM_SYMMETRIES)]
+  # Floor: a point every orientation rules out keeps a finite log.
+  return jnp.log(jnp.maximum(jnp.mean(jnp.stack(probs), axis=0), 1e-30))
 
 
 def num_params(variables: chex.ArrayTree) -> int:

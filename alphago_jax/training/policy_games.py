@@ -36,7 +36,8 @@ from jax.sharding import Mesh, PartitionSpec
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
-from alphago_jax.models.policy import PolicyNet, PolicyNetConfig
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       symmetric_log_policy)
 from alphago_jax.training.mesh import DATA_AXIS, replicate
 from alphago_jax.types import MASKED_LOGIT
 
@@ -110,15 +111,22 @@ def _check_model(game: go_lib.Go, model: PolicyNetConfig) -> None:
                      f"{game.size}")
 
 
-def policy_logits_fn(model: PolicyNetConfig, game: go_lib.Go):
+def policy_logits_fn(model: PolicyNetConfig, game: go_lib.Go, *,
+                     ensemble: bool = False):
   """`(variables, states [B]) -> logits float32 [B, A]`: the network in
-  inference mode on the `go_features` planes of each state (unmasked)."""
+  inference mode on the `go_features` planes of each state (unmasked); with
+  `ensemble`, log-probabilities of its mean over the 8 board symmetries
+  (`models.policy.symmetric_log_policy`)."""
   _check_model(game, model)
   network = PolicyNet(model)
+  apply = lambda variables, planes: network.apply(variables, planes,
+                                                  train=False)
 
   def logits(variables, states):
     planes = planes_of(game, states, model.features)
-    return network.apply(variables, planes, train=False)
+    if ensemble:
+      return symmetric_log_policy(apply, variables, planes)
+    return apply(variables, planes)
   return logits
 
 

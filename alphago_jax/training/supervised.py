@@ -37,7 +37,8 @@ from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
-                                       init_policy_variables)
+                                       init_policy_variables,
+                                       symmetric_log_policy)
 from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
@@ -334,13 +335,7 @@ def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
         batch, jax.random.key(0), size=size, names=names, augment=False))
     planes, action = inputs["planes"], inputs["action"]
     if ensemble:
-      def one(i):
-        p = jax.nn.softmax(network.apply(
-            variables, symmetry.transform_observation(planes, i)))
-        return symmetry.transform_policy(p, symmetry.inverse(i), size)
-      probs = jnp.mean(jnp.stack([one(i) for i in range(
-          symmetry.NUM_SYMMETRIES)]), axis=0)
-      logp = jnp.log(jnp.maximum(probs, 1e-30))
+      logp = symmetric_log_policy(network.apply, variables, planes)
     else:
       logp = jax.nn.log_softmax(network.apply(variables, planes))
     valid = batch["valid"].astype(jnp.float32)

@@ -14,7 +14,8 @@ alternated, every move checked by our engine, Tromp-Taylor scores).
 The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
 `checkpoints/` folder; with `--value`, a value network's (v_θ), which plays
 the move whose successor it rates best (`gtp.presets.value_move_scores`;
-greedy only); with `--rollout`, a fast rollout policy's weights (p_π:
+greedy only); with `--ensemble`, a policy network plays its mean over the 8
+board symmetries; with `--rollout`, a fast rollout policy's weights (p_π:
 `models.rollout_policy`, any board size), which plays the same move rule
 by its pattern logits. Prints, per level, wins / losses with a 95% Wilson
 interval and how many games were distinct (a greedy network against a
@@ -89,6 +90,9 @@ def main(argv=None):
   p.add_argument("--games-per-colour", type=int, default=50)
   p.add_argument("--temperature", type=float, default=0.0,
                  help="0: greedy (ties at random); else sampled")
+  p.add_argument("--ensemble", action="store_true",
+                 help="p_σ / p_ρ plays the mean of its policy over the 8 "
+                 "board symmetries (8x the network's cost)")
   p.add_argument("--komi", type=float, default=7.5)
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--random-opening-moves", type=int, default=0,
@@ -104,6 +108,8 @@ def main(argv=None):
     p.error("--temperature must be >= 0")
   if args.value and args.temperature != 0:
     p.error("--value plays greedily: no --temperature")
+  if args.ensemble and (args.value or args.rollout):
+    p.error("--ensemble is for a policy network (p_σ or p_ρ)")
   if args.value and args.rollout:
     p.error("--value and --rollout name different networks: give one")
   if args.rollout and args.size is None:
@@ -147,10 +153,11 @@ def main(argv=None):
     agent = make_agent(scores, game, 0.0)
     how = "value network, greedy over successors"
   else:
-    network = policy_games.policy_logits_fn(model, game)
+    network = policy_games.policy_logits_fn(model, game,
+                                            ensemble=args.ensemble)
     agent = make_agent(lambda g, states: network(variables, states), game,
                        args.temperature)
-    how = sampling
+    how = sampling + (", 8-symmetry ensemble" if args.ensemble else "")
   if args.rollout:
     print(f"{args.checkpoint} (step {meta.get('step', '?')}, "
           f"{size}x{size}), {how}")
