@@ -99,6 +99,27 @@ def test_2016_pipeline_figures_are_the_committed_runs():
   said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
 
 
+def test_19x19_sl_policy_match_is_the_committed_games():
+  """p_σ against GNU Go level 10: the README's count is the committed
+  games', each game's result read from its SGF (our engine's score)."""
+  import re  # pylint: disable=import-outside-toplevel
+  folder = os.path.join(ROOT, "docs", "results", "sl-policy-19-vs-gnugo10")
+  names = sorted(f for f in os.listdir(folder) if f.endswith(".sgf"))
+  wins = {"black": 0, "white": 0}
+  for name in names:
+    colour = "black" if name.endswith("-black.sgf") else "white"
+    result = re.search(r"RE\[([^]]*)\]", _read(folder, name)).group(1)
+    wins[colour] += result.startswith(colour[0].upper())
+  n, won = len(names), sum(wins.values())
+  assert n == 50
+  lo, hi = stats.wilson_interval(won, n)
+  said(f"level 10: {won} wins of {n}, {100 * won / n:.0f}% "
+       f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+  said(f"as Black {wins['black']} of 25, as White {wins['white']} of 25")
+  log = _read("docs", "results", "sl-policy-19-vs-gnugo10", "log.txt")
+  assert f"{won} wins, 0 draws, {n - won} losses of {n} played" in log
+
+
 def test_19x19_value_figures_are_the_committed_runs():
   # One position per self-play game: the committed network's last test.
   v = [m for m in _metrics("checkpoints", "value19", "metrics.jsonl")
