@@ -26,13 +26,17 @@ ROOT = os.path.join(os.path.dirname(__file__), "..")
 sys.path.insert(0, os.path.join(ROOT, "experiments", "alphago"))
 
 
-@pytest.fixture(scope="module")
-def sl_dir(tmp_path_factory):
-  config = supervised.SupervisedConfig(model=PolicyNetConfig.tiny(9))
-  path = tmp_path_factory.mktemp("sl") / "checkpoints"
+def _tiny_sl_run(tmp_path_factory, size):
+  config = supervised.SupervisedConfig(model=PolicyNetConfig.tiny(size))
+  path = tmp_path_factory.mktemp(f"sl{size}") / "checkpoints"
   ckpt.save_checkpoint(str(path), supervised.init_supervised_state(config, 3),
                        architecture=config.architecture(), with_buffer=False)
   return str(path.parent)
+
+
+@pytest.fixture(scope="module")
+def sl_dir(tmp_path_factory):
+  return _tiny_sl_run(tmp_path_factory, 9)
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +61,18 @@ def _position(game, moves):
 MOVES = ["B9", "E5", "A8", "E6"]
 
 
-def test_policy_preset_never_fills_its_own_eye(sl_dir):
-  game = Go(size=9)
-  player = presets.load_player("sl-policy-9x9", checkpoint=sl_dir)
-  state = _position(game, MOVES)
-  eye = game.vertex_to_action("A9")
+@pytest.mark.parametrize("size", [9, 19])
+def test_policy_preset_never_fills_its_own_eye(size, sl_dir,
+                                               tmp_path_factory):
+  """Both p_σ presets play the move rule their matches measured."""
+  game = Go(size=size)
+  if size != 9:
+    sl_dir = _tiny_sl_run(tmp_path_factory, size)
+  player = presets.load_player(f"sl-policy-{size}x{size}", checkpoint=sl_dir)
+  # Black's one-point eye in the top-left corner, as MOVES on 9x9.
+  state = _position(game, [m.replace("9", str(size)).replace("8", str(
+      size - 1)) for m in MOVES])
+  eye = game.vertex_to_action(f"A{size}")
   assert go_features.own_eyes(game, state)[eye]
   decision = player.genmove(game, state, jax.random.key(0))
   assert state.legal_action_mask[decision.action]

@@ -232,31 +232,6 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
   return load
 
 
-def _supervised_policy(directory, *, simulations=None,
-                       resign_threshold=None):
-  """The SL policy network p_σ of `training.supervised`: greedy move."""
-  del simulations, resign_threshold  # No search, no value.
-  import jax
-
-  from alphago_jax.games import go_features
-  from alphago_jax.games.go import Go
-  from alphago_jax.gtp.players import PolicyPlayer
-  from alphago_jax.models.policy import PolicyNet, make_policy_fn
-  from alphago_jax.training import checkpoint, supervised
-
-  ckpt_dir = checkpoint.steps_directory(directory)
-  model, variables, step = supervised.load_policy(ckpt_dir)
-  policy = make_policy_fn(PolicyNet(model))
-  game = Go(size=model.board_size)
-
-  def logits(g, states):
-    planes = jax.vmap(lambda s: go_features.alphago_features(
-        g, s, model.features))(states)
-    return policy(variables, planes, states.legal_action_mask), None
-  name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
-  return PolicyPlayer(name=name, game=game, policy=logits)
-
-
 def load_policy_network(directory: str):
   """`(PolicyNetConfig, variables, step)` of a p_σ (`training.supervised`)
   or p_ρ (`training.reinforce`) run directory or its `checkpoints/`.
@@ -279,10 +254,12 @@ def load_policy_network(directory: str):
           f"network ({sl_error}; {rl_error})") from None
 
 
-def _policy_network(directory, *, simulations=None, resign_threshold=None):
+def _policy_network(directory, *, simulations=None, resign_threshold=None,
+                    ensemble: bool = False):
   """A p_σ or p_ρ network, greedy by the policy games' move rule
   (`training.policy_games.sensible_mask`: no own-eye fill, pass only when
-  nothing else is left), as the networks were trained and measured."""
+  nothing else is left), as the networks were trained and measured; with
+  `ensemble`, its mean policy over the 8 board symmetries."""
   del simulations, resign_threshold  # No search, no value.
   from alphago_jax.games.go import Go
   from alphago_jax.gtp.players import PolicyPlayer
@@ -291,7 +268,7 @@ def _policy_network(directory, *, simulations=None, resign_threshold=None):
   import jax.numpy as jnp
   model, variables, step = load_policy_network(directory)
   game = Go(size=model.board_size)
-  logits_fn = policy_games.policy_logits_fn(model, game)
+  logits_fn = policy_games.policy_logits_fn(model, game, ensemble=ensemble)
 
   def logits(g, states):
     mask = policy_games.sensible_mask(g, states)
@@ -450,9 +427,8 @@ register_preset(Preset(
     name="sl-policy-19x19", board_size=19, searches=False,
     directories=("sl_policy",),
     description="supervised 19x19 policy network p_sigma "
-                "(checkpoints/sl_policy), greedy, no "
-                "search",
-    load=_supervised_policy))
+                "(checkpoints/sl_policy), greedy, no search",
+    load=_policy_network))
 register_preset(Preset(
     name="sl-policy-9x9", board_size=9, searches=False,
     directories=("sl9",),
