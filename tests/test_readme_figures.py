@@ -101,23 +101,29 @@ def test_2016_pipeline_figures_are_the_committed_runs():
 
 def test_19x19_sl_policy_match_is_the_committed_games():
   """p_σ against GNU Go level 10: the README's count is the committed
-  games', each game's result read from its SGF (our engine's score)."""
+  games', each game's result read from its SGF (our engine's score). Of
+  the 50 scheduled, game 11 was not played (GNU Go crashed); its absence
+  is the log's, not a lost file."""
   import re  # pylint: disable=import-outside-toplevel
   folder = os.path.join(ROOT, "docs", "results", "sl-policy-19-vs-gnugo10")
   names = sorted(f for f in os.listdir(folder) if f.endswith(".sgf"))
   wins = {"black": 0, "white": 0}
+  played = {"black": 0, "white": 0}
   for name in names:
     colour = "black" if name.endswith("-black.sgf") else "white"
     result = re.search(r"RE\[([^]]*)\]", _read(folder, name)).group(1)
     wins[colour] += result.startswith(colour[0].upper())
+    played[colour] += 1
   n, won = len(names), sum(wins.values())
-  assert n == 50
+  assert n == 49 and not any(f.startswith("level10-011-") for f in names)
   lo, hi = stats.wilson_interval(won, n)
-  said(f"level 10: {won} wins of {n}, {100 * won / n:.0f}% "
+  said(f"level 10: {won} wins of {n} played, {100 * won / n:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]")
-  said(f"as Black {wins['black']} of 25, as White {wins['white']} of 25")
+  said(f"as Black {wins['black']} of {played['black']}, as White "
+       f"{wins['white']} of {played['white']}")
   log = _read("docs", "results", "sl-policy-19-vs-gnugo10", "log.txt")
   assert f"{won} wins, 0 draws, {n - won} losses of {n} played" in log
+  assert "game 11 not played" in log and "(status -11)" in log
 
 
 def test_19x19_value_figures_are_the_committed_runs():

@@ -229,6 +229,18 @@ def run(command: Command) -> int:
       return 1
     log(f"p_σ: {sl_path} step {sl_step}, {model.num_layers}x"
         f"{model.filters} on {model.board_size}x{model.board_size}")
+    # A path names whatever network is there now: a run resumed against a
+    # different p_σ (e.g. a newer checkpoints/sl_policy) would silently
+    # play its matches against another opponent, so the step is checked.
+    recorded_step = saved.get("sl_step") if resuming else None
+    if recorded_step is not None and recorded_step != sl_step:
+      print(f"error: {run_files.config_path}: this run was trained from "
+            f"p_σ step {recorded_step}, but {sl_path} now holds step "
+            f"{sl_step}; put that network back at {sl_path} (or edit "
+            f"sl_checkpoint) to resume", file=sys.stderr)
+      return 1
+  else:
+    sl_step = None
   if not resuming:
     try:
       config = build_config(options, model)
@@ -240,9 +252,9 @@ def run(command: Command) -> int:
   if not resuming:
     stages.record(command.output, STAGE, options)
   stages.write_json(run_files.config_path, {
-      "config": config.to_json(), "sl_checkpoint": sl_path, "seed": seed,
-      "iterations": iterations, "eval_games": recorded_eval_games,
-      "cpu_devices": devices})
+      "config": config.to_json(), "sl_checkpoint": sl_path, "sl_step": sl_step,
+      "seed": seed, "iterations": iterations,
+      "eval_games": recorded_eval_games, "cpu_devices": devices})
   try:
     state, _ = rl.train_reinforce(
         config, seed=seed, variables=variables, num_iterations=iterations,
