@@ -124,6 +124,21 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   log = _read("docs", "results", "sl-policy-19-vs-gnugo10", "log.txt")
   assert f"{won} wins, 0 draws, {n - won} losses of {n} played" in log
   assert "game 11 not played" in log and "(status -11)" in log
+  # The second, smaller match (another seed) and both together.
+  folder = os.path.join(ROOT, "docs", "results",
+                        "sl-policy-19-vs-gnugo10-seed1")
+  more = sorted(f for f in os.listdir(folder) if f.endswith(".sgf"))
+  more_won = sum(
+      re.search(r"RE\[([^]]*)\]", _read(folder, name)).group(1)[0]
+      == ("B" if name.endswith("-black.sgf") else "W") for name in more)
+  assert len(more) == 24
+  lo, hi = stats.wilson_interval(more_won, 24)
+  said(f"won **{more_won} of 24, {100 * more_won / 24:.1f}% "
+       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
+  total, total_won = n + 24, won + more_won
+  lo, hi = stats.wilson_interval(total_won, total)
+  said(f"{total_won} of {total}, {100 * total_won / total:.1f}% "
+       f"[{100 * lo:.1f}, {100 * hi:.1f}]")
 
 
 def test_19x19_value_figures_are_the_committed_runs():
