@@ -99,3 +99,11 @@ def run_mains(calls, *, devices=None, timeout=600):
   return [subprocess.CompletedProcess([script, *argv], r["returncode"],
                                       r["stdout"], r["stderr"])
           for (script, argv), r in zip(calls, json.loads(last[10:]))]
+
+
+def run_cli(capsys, *argv):
+  """`alphago-jax ARGV` in this process: (exit status, stdout, stderr)."""
+  from alphago_jax.cli import main  # pylint: disable=import-outside-toplevel
+  status = main([str(a) for a in argv])
+  out = capsys.readouterr()
+  return status, out.out, out.err

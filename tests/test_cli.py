@@ -22,6 +22,8 @@ from alphago_jax.cli import main as cli_main
 from alphago_jax.cli import rundir, stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
+from helpers import run_cli
+
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
 # A tiny tic-tac-toe run (seconds an iteration), as command-line overrides.
 TINY = ["--iterations", "2", "--eval-every", "0", "--checkpoint-every", "1",
@@ -29,12 +31,6 @@ TINY = ["--iterations", "2", "--eval-every", "0", "--checkpoint-every", "1",
         "--train.buffer-capacity", "288", "--train.gradient-steps", "2",
         "--train.model.channels", "4", "--train.model.value-hidden", "8",
         "--train.search.num-simulations", "2"]
-
-
-def run_cli(capsys, *argv):
-  status = cli_main(list(argv))
-  out = capsys.readouterr()
-  return status, out.out, out.err
 
 
 @pytest.mark.parametrize("command", ["demo", "train", "selfplay", "arena",

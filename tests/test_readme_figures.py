@@ -99,43 +99,45 @@ def test_2016_pipeline_figures_are_the_committed_runs():
   said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
 
 
-def test_19x19_sl_policy_match_is_the_committed_games():
-  """p_σ against GNU Go level 10: the README's count is the committed
-  games', each game's result read from its SGF (our engine's score). Of
-  the 50 scheduled, game 11 was not played (GNU Go crashed); its absence
-  is the log's, not a lost file."""
+def _match_wins(*folder):
+  """{colour: (wins, games)} of the network in a folder of match SGFs,
+  each game's result read from its SGF (our engine's score)."""
   import re  # pylint: disable=import-outside-toplevel
-  folder = os.path.join(ROOT, "docs", "results", "sl-policy-19-vs-gnugo10")
-  names = sorted(f for f in os.listdir(folder) if f.endswith(".sgf"))
-  wins = {"black": 0, "white": 0}
-  played = {"black": 0, "white": 0}
-  for name in names:
-    colour = "black" if name.endswith("-black.sgf") else "white"
-    result = re.search(r"RE\[([^]]*)\]", _read(folder, name)).group(1)
-    wins[colour] += result.startswith(colour[0].upper())
-    played[colour] += 1
-  n, won = len(names), sum(wins.values())
-  assert n == 49 and not any(f.startswith("level10-011-") for f in names)
+  tally = {"black": [0, 0], "white": [0, 0]}
+  for name in sorted(os.listdir(os.path.join(ROOT, *folder))):
+    if name.endswith(".sgf"):
+      colour = "black" if name.endswith("-black.sgf") else "white"
+      result = re.search(r"RE\[([^]]*)\]", _read(*folder, name)).group(1)
+      tally[colour][0] += result.startswith(colour[0].upper())
+      tally[colour][1] += 1
+  return tally
+
+
+def test_19x19_sl_policy_match_is_the_committed_games():
+  """p_σ against GNU Go level 10: the README's counts are the committed
+  games'. Of the 50 scheduled, game 11 was not played (GNU Go crashed);
+  its absence is the log's, not a lost file."""
+  folder = ("docs", "results", "sl-policy-19-vs-gnugo10")
+  tally = _match_wins(*folder)
+  won, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
+  assert n == 49 and not any(f.startswith("level10-011-")
+                             for f in os.listdir(os.path.join(ROOT, *folder)))
   lo, hi = stats.wilson_interval(won, n)
   said(f"level 10: {won} wins of {n} played, {100 * won / n:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]")
-  said(f"as Black {wins['black']} of {played['black']}, as White "
-       f"{wins['white']} of {played['white']}")
-  log = _read("docs", "results", "sl-policy-19-vs-gnugo10", "log.txt")
+  said(f"as Black {tally['black'][0]} of {tally['black'][1]}, as White "
+       f"{tally['white'][0]} of {tally['white'][1]}")
+  log = _read(*folder, "log.txt")
   assert f"{won} wins, 0 draws, {n - won} losses of {n} played" in log
   assert "game 11 not played" in log and "(status -11)" in log
   # The second, smaller match (another seed) and both together.
-  folder = os.path.join(ROOT, "docs", "results",
-                        "sl-policy-19-vs-gnugo10-seed1")
-  more = sorted(f for f in os.listdir(folder) if f.endswith(".sgf"))
-  more_won = sum(
-      re.search(r"RE\[([^]]*)\]", _read(folder, name)).group(1)[0]
-      == ("B" if name.endswith("-black.sgf") else "W") for name in more)
-  assert len(more) == 24
-  lo, hi = stats.wilson_interval(more_won, 24)
-  said(f"won **{more_won} of 24, {100 * more_won / 24:.1f}% "
+  more = _match_wins("docs", "results", "sl-policy-19-vs-gnugo10-seed1")
+  more_won, more_n = (sum(t[i] for t in more.values()) for i in (0, 1))
+  assert more_n == 24
+  lo, hi = stats.wilson_interval(more_won, more_n)
+  said(f"won **{more_won} of {more_n}, {100 * more_won / more_n:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
-  total, total_won = n + 24, won + more_won
+  total, total_won = n + more_n, won + more_won
   lo, hi = stats.wilson_interval(total_won, total)
   said(f"{total_won} of {total}, {100 * total_won / total:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]")

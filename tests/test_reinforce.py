@@ -268,13 +268,6 @@ def test_default_sl_checkpoint_is_recorded_by_its_repository_name(tmp_path):
   assert saved["cpu_devices"] == 1
 
 
-def _cli(capsys, *argv):
-  from alphago_jax.cli import main  # pylint: disable=import-outside-toplevel
-  status = main(list(argv))
-  out = capsys.readouterr()
-  return status, out.out, out.err
-
-
 def test_resume_against_a_different_sl_policy_is_refused(tmp_path, capsys):
   """config.json names p_σ by path; a resumed run whose path now holds
   another network (a newer checkpoints/sl_policy, say) must not silently
@@ -286,20 +279,17 @@ def test_resume_against_a_different_sl_policy_is_refused(tmp_path, capsys):
                        architecture=sl_config.architecture(),
                        with_buffer=False)
   out = tmp_path / "rl"
-  base = ["train", "rl-policy", "--output", str(out), "--eval-games", "0"]
-  assert _cli(capsys, *base, "--sl-checkpoint", str(sl_dir),
-                         "--iterations", "0", "--cpu-devices", "1")[0] == 0
+  base = ["train", "rl-policy", "--output", out, "--iterations", "0",
+          "--eval-games", "0"]
+  assert helpers.run_cli(capsys, *base, "--sl-checkpoint", sl_dir,
+                         "--cpu-devices", "1")[0] == 0
   assert json.load(open(out / "config.json"))["sl_step"] == 5
   # The same p_σ: the resume goes on.
-  assert _cli(capsys, "train", "rl-policy", "--output", str(out),
-                         "--resume", "--iterations", "0",
-                         "--eval-games", "0")[0] == 0
+  assert helpers.run_cli(capsys, *base, "--resume")[0] == 0
   # Another network at the same path: refused, naming both steps.
   ckpt.save_checkpoint(str(sl_dir), state.replace(iteration=9),
                        architecture=sl_config.architecture(),
                        with_buffer=False)
-  status, _, err = _cli(capsys, "train", "rl-policy", "--output",
-                                   str(out), "--resume", "--iterations", "0",
-                                   "--eval-games", "0")
+  status, _, err = helpers.run_cli(capsys, *base, "--resume")
   assert status == 1
   assert "trained from p_σ step 5" in err and "now holds step 9" in err, err

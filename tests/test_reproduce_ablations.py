@@ -14,23 +14,16 @@ import numpy as np
 import pytest
 import tyro
 
-from alphago_jax.cli import main as cli_main
 from alphago_jax.cli import reproduce_ablations as tables
 from alphago_jax.cli import sweep
 from alphago_jax.evaluation import ablation
-from helpers import ROOT
+from helpers import ROOT, run_cli
 
 RUNS = {"lambda": os.path.join(ROOT, "docs", "ablations", "lambda-ag"),
         "c-puct": os.path.join(ROOT, "docs", "ablations", "cpuct-ag")}
 # AlphaGo 2016, Extended Data Table 7: Elo of λ = 0, 0.5 and 1 (19×19).
 PAPER_LAMBDA = {"0": "2177", "0.5": "2890", "1": "2416"}
 Z95 = 1.959963984540054
-
-
-def run_cli(capsys, *argv):
-  status = cli_main([str(a) for a in argv])
-  out = capsys.readouterr()
-  return status, out.out, out.err
 
 
 def _results(run):

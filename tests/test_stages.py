@@ -8,22 +8,15 @@ import os
 
 import pytest
 
-from alphago_jax.cli import main as cli_main
 from alphago_jax.cli import rundir, stages
 from alphago_jax.training import read_metrics
-from helpers import ROOT, run_mains
+from helpers import ROOT, run_cli, run_mains
 
 CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
 EXPERIMENTS = os.path.join(ROOT, "experiments", "alphago")
 # The options each stage requires.
 REQUIRED = {"rollout-policy": {"data": "games"},
             "sl-policy": {"data": "games"}}
-
-
-def run_cli(capsys, *argv):
-  status = cli_main([str(a) for a in argv])
-  out = capsys.readouterr()
-  return status, out.out, out.err
 
 
 @pytest.mark.parametrize("stage", sorted(stages.MODULES))
