@@ -249,3 +249,31 @@ def test_rollout_preset_plays_the_argmax_of_p_pi(name, size):
   np.testing.assert_allclose(list(shown.values()),
                              probability[list(shown)], rtol=1e-4)
   assert presets.last_point(state) == last
+
+
+def test_a_game_gnugo_failed_in_is_kept_unscored_for_replay(tmp_path):
+  # Game 0 played to a result, game 1 cut short when its GNU Go died after
+  # two plies: the first is scored in the folder, the second goes unscored
+  # into unplayed/, its moves and GNU Go's seed (100 + 1) kept to replay.
+  import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
+  from alphago_jax.evaluation.gnugo_match import Outcomes  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  game = Go(size=5, komi=0.5)
+  outcomes = Outcomes(
+      agent_black=np.array([True, False]), returns=np.array([1.0, 0.0]),
+      lengths=np.array([3, 2]), resigned=np.zeros(2, bool),
+      capped=np.zeros(2, bool), score=np.array([2.5, 0.0]),
+      moves=np.array([[12, 6, 25], [7, 13, -1]], np.int32),
+      unplayed=np.array([False, True]))
+  policy_vs_gnugo._write_sgfs(str(tmp_path), game, outcomes, 10, "net",  # pylint: disable=protected-access
+                              gnugo_seed=100)
+  assert sorted(os.listdir(tmp_path)) == ["level10-000-black.sgf",
+                                          "unplayed"]
+  played = sgf.parse_sgf((tmp_path / "level10-000-black.sgf").read_bytes())
+  assert played.result == "B+2.5" and [a for _, a in played.moves] == [
+      12, 6, 25]
+  (name,) = os.listdir(tmp_path / "unplayed")
+  assert name == "level10-001-white.sgf"
+  cut = sgf.parse_sgf((tmp_path / "unplayed" / name).read_bytes())
+  assert cut.result is None and [a for _, a in cut.moves] == [7, 13]
+  assert cut.black_name == "GNU Go level 10 (seed 101)"

@@ -21,7 +21,8 @@ by its pattern logits. Prints, per level, wins / losses with a 95% Wilson
 interval and how many games were distinct (a greedy network against a
 seeded GNU Go can replay a game; `--random-opening-moves` varies them), and
 ends with `RESULT level_<L>_win_rate=<x> ... games=<n>`. `--sgf-dir` writes
-every game as SGF (scored by our engine, Tromp-Taylor) for review.
+every game as SGF (scored by our engine, Tromp-Taylor) for review, and a
+game GNU Go failed in, unscored, into its `unplayed/`.
 """
 
 import argparse
@@ -49,25 +50,33 @@ def make_agent(logits, game, temperature: float):
   return agent
 
 
-def _write_sgfs(folder, game, outcomes, level, name):
+def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
   """One SGF per game, named by level, index and our colour; written to a
-  temporary name and renamed, so a killed run leaves no partial file."""
+  temporary name and renamed, so a killed run leaves no partial file.
+
+  A game not played to the end (its GNU Go died or refused a move) goes,
+  with no result, into `unplayed/` with the moves up to the failure and
+  GNU Go's seed in its name, so the failure can be replayed."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.games import sgf
   os.makedirs(folder, exist_ok=True)
   for i, moves in enumerate(outcomes.moves):
-    if outcomes.unplayed[i]:
-      continue
+    unplayed = bool(outcomes.unplayed[i])
     black = bool(outcomes.agent_black[i])
-    ours, theirs = f"network ({name})", f"GNU Go level {level}"
+    ours = f"network ({name})"
+    theirs = f"GNU Go level {level}" + (
+        f" (seed {gnugo_seed + i})" if unplayed else "")
     record = sgf.record_from_actions(
         game, moves[moves >= 0],
-        result=("B+R" if black else "W+R") if outcomes.resigned[i]
+        result=None if unplayed
+        else ("B+R" if black else "W+R") if outcomes.resigned[i]
         else sgf.result_string(float(outcomes.score[i])),
         black_name=ours if black else theirs,
         white_name=theirs if black else ours)
+    where = os.path.join(folder, "unplayed") if unplayed else folder
+    os.makedirs(where, exist_ok=True)
     path = os.path.join(
-        folder, f"level{level}-{i:03d}-{'black' if black else 'white'}.sgf")
+        where, f"level{level}-{i:03d}-{'black' if black else 'white'}.sgf")
     with open(path + ".tmp", "wb") as f:
       f.write(sgf.to_sgf(record))
     os.replace(path + ".tmp", path)
@@ -167,16 +176,18 @@ def main(argv=None):
   results = []
   for i, level in enumerate(args.levels):
     start = time.perf_counter()
+    gnugo_seed = 1000 * i  # Game j's GNU Go runs with seed gnugo_seed + j.
     outcomes = gnugo_match(
         game, agent, jax.random.key(args.seed + i), level=level,
-        games_per_colour=args.games_per_colour, seed=1000 * i,
+        games_per_colour=args.games_per_colour, seed=gnugo_seed,
         random_opening_moves=args.random_opening_moves)
     result = outcomes.result()
     played = ~outcomes.unplayed
     distinct = len({tuple(m[m >= 0].tolist())
                     for m in outcomes.moves[played]})
     if args.sgf_dir:
-      _write_sgfs(args.sgf_dir, game, outcomes, level, name=how)
+      _write_sgfs(args.sgf_dir, game, outcomes, level, name=how,
+                  gnugo_seed=gnugo_seed)
     wins, draws, losses = result.wins, result.draws, result.losses
     n = result.games
     lo, hi = wilson_interval(wins, n) if n else (float("nan"),) * 2
