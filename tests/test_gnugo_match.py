@@ -313,3 +313,29 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
   r = out.result()
   assert r.as_first.games + r.as_second.games == 3
   assert all(out.lengths[i] > 2 for i in (0, 2, 3))
+
+
+@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+def test_gnugo_segfaults_on_the_committed_unplayed_game():
+  # A match game left unplayed (docs/results/...-seed3/unplayed/) is GNU Go's
+  # own failure, not ours: replaying its moves into a fresh GNU Go 3.8 (any
+  # seed or level crashes alike) kills the process on `genmove white`, and
+  # the player reports the exit status as the match log did.
+  import os  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  path = os.path.join(os.path.dirname(__file__), "..", "docs", "results",
+                      "sl-policy-19-vs-gnugo10-seed3", "unplayed",
+                      "level10-024-black.sgf")
+  with open(path, "rb") as f:
+    record = sgf.parse_sgf(f.read())
+  assert record.result is None and len(record.moves) == 75
+  game = games.make("go", size=19, komi=7.5)
+  _, actions, _ = sgf.record_to_actions(record, game)
+  player = gtp.GnuGoPlayer(game, 10, seed=24)
+  try:
+    player.replay(actions)
+    assert player.to_play == 1
+    with pytest.raises(gtp.GTPConnectionError, match=r"status -11"):
+      player.genmove()
+  finally:
+    player.engine.close()
