@@ -316,25 +316,29 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
 
 
 @pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
-def test_gnugo_segfaults_on_the_committed_unplayed_game():
-  # A match game left unplayed (docs/results/...-seed3/unplayed/) is GNU Go's
-  # own failure, not ours: replaying its moves into a fresh GNU Go 3.8 (any
-  # seed or level crashes alike) kills the process on `genmove white`, and
-  # the player reports the exit status as the match log did.
+@pytest.mark.parametrize("block, name, plies, seed", [
+    ("seed3", "level10-024-black.sgf", 75, 24),
+    ("seed5", "level10-026-white.sgf", 46, 26)])
+def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
+                                                         seed):
+  # The match games left unplayed (docs/results/...-seedS/unplayed/) are GNU
+  # Go's own failures, not ours: replaying their moves into a fresh GNU Go
+  # 3.8 with the match's seed (any seed or level crashes alike) kills the
+  # process on its next `genmove`, and the player reports the exit status
+  # as the match logs did.
   import os  # pylint: disable=import-outside-toplevel
   from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
   path = os.path.join(os.path.dirname(__file__), "..", "docs", "results",
-                      "sl-policy-19-vs-gnugo10-seed3", "unplayed",
-                      "level10-024-black.sgf")
+                      f"sl-policy-19-vs-gnugo10-{block}", "unplayed", name)
   with open(path, "rb") as f:
     record = sgf.parse_sgf(f.read())
-  assert record.result is None and len(record.moves) == 75
+  assert record.result is None and len(record.moves) == plies
   game = games.make("go", size=19, komi=7.5)
   _, actions, _ = sgf.record_to_actions(record, game)
-  player = gtp.GnuGoPlayer(game, 10, seed=24)
+  player = gtp.GnuGoPlayer(game, 10, seed=seed)
   try:
     player.replay(actions)
-    assert player.to_play == 1
+    assert player.to_play == plies % 2
     with pytest.raises(gtp.GTPConnectionError, match=r"status -11"):
       player.genmove()
   finally:

@@ -123,7 +123,7 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   assert n == 49 and not any(f.startswith("level10-011-")
                              for f in os.listdir(os.path.join(ROOT, *folder)))
   lo, hi = stats.wilson_interval(won, n)
-  said(f"level 10: {won} wins of {n} played, {100 * won / n:.1f}% "
+  said(f"in a first match: {won} wins of {n} played, {100 * won / n:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]")
   said(f"as Black {tally['black'][0]} of {tally['black'][1]}, as White "
        f"{tally['white'][0]} of {tally['white'][1]}")
@@ -142,6 +142,47 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   said(f"{total_won} of {total}, {100 * total_won / total:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]")
 
+
+
+def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
+  """The pre-planned 200 games (four blocks of 50, seeds 2 to 5): each
+  block's count is its SGFs' and its log's; a game GNU Go failed in is in
+  the block's unplayed/ and its log, and nowhere counted."""
+  won = played = 0
+  colours = {"black": [0, 0], "white": [0, 0]}
+  for seed in (2, 3, 4, 5):
+    folder = ("docs", "results", f"sl-policy-19-vs-gnugo10-seed{seed}")
+    tally = _match_wins(*folder)
+    for colour, (w, n) in tally.items():
+      colours[colour][0] += w
+      colours[colour][1] += n
+    w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
+    cut = os.path.join(ROOT, *folder, "unplayed")
+    unplayed = os.listdir(cut) if os.path.isdir(cut) else []
+    log = _read(*folder, "log.txt")
+    assert n + len(unplayed) == 50
+    assert log.count("UserWarning: gnugo_match: game") == len(unplayed)
+    assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
+    lo, hi = stats.wilson_interval(w, n)
+    said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
+         f"{100 * hi:.1f}] |")
+    won, played = won + w, played + n
+  said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, as "
+       f"White {colours['white'][0]} of {colours['white'][1]}")
+  lo, hi = stats.wilson_interval(won, played)
+  said(f"The pre-planned match: {won} wins of {played} played, "
+       f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]**")
+  lo, hi = stats.wilson_interval(won, 200)
+  said(f"{won} of 200, {100 * won / 200:.1f}% [{100 * lo:.1f}, "
+       f"{100 * hi:.1f}]")
+  # With the two matches before it: all of this network's games.
+  for folder in ("sl-policy-19-vs-gnugo10", "sl-policy-19-vs-gnugo10-seed1"):
+    tally = _match_wins("docs", "results", folder)
+    won += sum(w for w, _ in tally.values())
+    played += sum(n for _, n in tally.values())
+  lo, hi = stats.wilson_interval(won, played)
+  said(f"All six matches of this network, {played} games, give {won} wins, "
+       f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
 
 def test_19x19_value_figures_are_the_committed_runs():
   # One position per self-play game: the committed network's last test.
