@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
@@ -33,7 +32,7 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.data import features as features_lib
-from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
@@ -42,14 +41,13 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
 from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training import host_loop
+from alphago_jax.training import position_stage
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
 from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant", "wsd")
-# The compact-batch fields the step reads (`game` and `valid` stay home).
-_FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
+_FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -352,26 +350,6 @@ def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
                  out_shardings=replicated)
 
 
-def to_device(batch: Dict[str, np.ndarray], mesh: Optional[Mesh],
-              fields=_FIELDS) -> Dict[str, jax.Array]:
-  """A host compact batch (the global batch, same on every process) onto
-  the mesh, sharded on its leading axis."""
-  batch = {f: np.asarray(batch[f]) for f in fields}
-  if mesh is None:
-    return jax.device_put(batch)
-  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  if jax.process_count() == 1:
-    return jax.device_put(batch, sharding)
-  # Multi-host: each process hands over its own rows of the global batch.
-  p, n = jax.process_index(), jax.process_count()
-
-  def local(x):
-    rows = x.shape[0] // n
-    return jax.make_array_from_process_local_data(
-        sharding, x[p * rows:(p + 1) * rows], x.shape)
-  return {f: local(x) for f, x in batch.items()}
-
-
 def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
                     *, batch_size: int = 256, mesh: Optional[Mesh] = None,
                     limit: Optional[int] = None, ensemble: bool = False
@@ -389,7 +367,7 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
   step = make_eval_step(model, mesh=mesh, ensemble=ensemble)
   totals = None
   for batch in sequential_batches(positions, batch_size):
-    sums = step(variables, to_device(batch, mesh, _FIELDS + ("valid",)))
+    sums = step(variables, position_stage.to_device(batch, mesh, _FIELDS + ("valid",)))
     totals = sums if totals is None else jax.tree.map(jnp.add, totals,
                                                       sums)
   totals = {k: float(v) for k, v in jax.device_get(totals).items()}
@@ -462,20 +440,6 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
                      f"{train.size}, the network is "
                      f"{config.model.board_size}x{config.model.board_size}")
   max_samples = config.total_samples if max_samples is None else max_samples
-  state = init_supervised_state(config, seed, mesh=mesh)
-  step_fn = make_train_step(config, mesh=mesh)
-  per_epoch = len(train) // config.batch_size
-
-  def make_step(start):
-    # The stream resumes at the step the state is at.
-    stream = batches(train, config.batch_size, seed,
-                     start_step=int(start.iteration))
-    return lambda state: step_fn(state, to_device(next(stream), mesh))
-
-  def summarize(metrics, *, step, steps, seconds):
-    del metrics
-    return {"samples": step * config.batch_size, "epoch": step / per_epoch,
-            "samples_per_second": steps * config.batch_size / seconds}
 
   def evaluator(state):
     result = evaluate_policy(variables_of(state), config.model,
@@ -483,26 +447,19 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
                              mesh=mesh)
     return {f"eval_{k}": v for k, v in result.items()}
 
-  def resumed(done, seconds):
-    return (f"resumed from step {done} ({done * config.batch_size} "
-            f"samples, {seconds / 3600:.2f} h of training)")
-
-  return host_loop.run(
-      state, make_step, num_steps=max_samples // config.batch_size,
-      architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
-      summarize=summarize,
+  return position_stage.run(
+      init_supervised_state(config, seed, mesh=mesh),
+      make_train_step(config, mesh=mesh), train,
+      batch_size=config.batch_size, seed=seed, max_samples=max_samples,
+      architecture=config.architecture(), mesh=mesh,
       evaluator=None if eval_positions is None else evaluator,
-      evaluate_every=eval_every, evaluate_on_stop=True,
-      checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds,
-      max_seconds=max_seconds, max_train_seconds=max_train_seconds,
-      handle_signals=True, log=log, resumed_message=resumed,
-      progress=progress, progress_unit="pos",
-      progress_scale=config.batch_size,
       postfix=lambda record: {
           "loss": f"{record['loss']:.3f}", "top1": f"{record['top1']:.3f}",
           "pos_s": f"{record['samples_per_second']:.0f}"},
+      output_dir=output_dir, resume=resume, log_every=log_every,
+      evaluate_every=eval_every, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      max_train_seconds=max_train_seconds, log=log, progress=progress,
       tensorboard=tensorboard)
 
 
@@ -515,20 +472,8 @@ def load_policy(checkpoint_dir, *, step: Optional[int] = None
     CheckpointMismatchError: a checkpoint of another kind of network; the
       message names the directory.
   """
-  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
-  if ckpt.latest_step(checkpoint_dir) is None:
-    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
-  meta = ckpt.read_metadata(checkpoint_dir, step)
-  meta.pop("with_buffer", None)
-  try:
-    model = model_config_from_architecture(meta)
-    config = SupervisedConfig(model=model, optimizer=meta["optimizer"])
-  except (ckpt.CheckpointMismatchError, KeyError, TypeError,
-          ValueError) as e:
-    raise ckpt.CheckpointMismatchError(
-        f"checkpoint {checkpoint_dir}: {e}") from None
-  template = init_supervised_state(config, 0)
-  state = ckpt.restore_checkpoint(checkpoint_dir, template,
-                                  architecture=config.architecture(),
-                                  step=step)
-  return model, variables_of(state), int(state.iteration)
+  return position_stage.load_network(
+      checkpoint_dir, step=step, init_state=lambda c: init_supervised_state(c, 0),
+      make_config=lambda meta: SupervisedConfig(
+          model=model_config_from_architecture(meta),
+          optimizer=meta["optimizer"]))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import chex
@@ -33,14 +32,14 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.data import features as features_lib
-from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.models.value import (ValueNet, ValueNetConfig, symmetric_mean,
                                       init_value_variables)
 from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training import host_loop
+from alphago_jax.training import position_stage
 from alphago_jax.training import supervised as sl
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
 from alphago_jax.training.state import TrainState, variables_of
@@ -48,8 +47,7 @@ from alphago_jax.training.state import TrainState, variables_of
 STAGE = "value_net"
 OPTIMIZERS = sl.OPTIMIZERS
 SCHEDULES = sl.SCHEDULES
-# What the step reads (`action` only because `feature_batch` transforms it).
-_FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
+_FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -288,7 +286,7 @@ def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
   step = make_eval_step(model, mesh=mesh)
   totals = None
   for batch in sequential_batches(positions, batch_size):
-    sums = step(variables, sl.to_device(batch, mesh, _FIELDS + ("valid",)))
+    sums = step(variables, position_stage.to_device(batch, mesh, _FIELDS + ("valid",)))
     totals = sums if totals is None else jax.tree.map(jnp.add, totals,
                                                       sums)
   totals = {k: float(v) for k, v in jax.device_get(totals).items()}
@@ -334,7 +332,7 @@ def predict_values(variables, model: ValueNetConfig, positions: Positions,
     index = np.arange(start, start + batch_size) % n  # pad the last batch
     batch = positions.take(index)
     v, z = jax.device_get(values(variables,
-                                 sl.to_device(batch, mesh, _FIELDS)))
+                                 position_stage.to_device(batch, mesh, _FIELDS)))
     keep = min(batch_size, n - start)
     vs.append(np.asarray(v)[:keep])
     zs.append(np.asarray(z, np.float32)[:keep])
@@ -398,20 +396,6 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
           f"{positions.size}, the network is {config.model.board_size}x"
           f"{config.model.board_size}")
   max_samples = config.total_samples if max_samples is None else max_samples
-  state = init_value_state(config, seed, mesh=mesh)
-  step_fn = make_train_step(config, mesh=mesh)
-  per_epoch = max(1, len(train) // config.batch_size)
-
-  def make_step(start):
-    stream = batches(train, config.batch_size, seed,
-                     start_step=int(start.iteration))
-    return lambda state: step_fn(state, sl.to_device(next(stream), mesh,
-                                                     _FIELDS))
-
-  def summarize(metrics, *, step, steps, seconds):
-    del metrics
-    return {"samples": step * config.batch_size, "epoch": step / per_epoch,
-            "samples_per_second": steps * config.batch_size / seconds}
 
   def evaluator(state):
     out = {}
@@ -422,26 +406,19 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
       out[f"{name}_sign_accuracy"] = result["sign_accuracy"]
     return out
 
-  def resumed(done, seconds):
-    return (f"resumed from step {done} ({done * config.batch_size} "
-            f"samples, {seconds / 3600:.2f} h of training)")
-
-  return host_loop.run(
-      state, make_step, num_steps=max_samples // config.batch_size,
-      architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
-      summarize=summarize,
+  return position_stage.run(
+      init_value_state(config, seed, mesh=mesh),
+      make_train_step(config, mesh=mesh), train,
+      batch_size=config.batch_size, seed=seed, max_samples=max_samples,
+      architecture=config.architecture(), mesh=mesh,
       evaluator=evaluator if eval_sets else None,
-      evaluate_every=eval_every, evaluate_on_stop=True,
-      checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds,
-      max_seconds=max_seconds, max_train_seconds=max_train_seconds,
-      handle_signals=True, log=log, resumed_message=resumed,
-      progress=progress, progress_unit="pos",
-      progress_scale=config.batch_size,
       postfix=lambda record: {
           "mse": f"{record['mse']:.3f}",
           "pos_s": f"{record['samples_per_second']:.0f}"},
+      output_dir=output_dir, resume=resume, log_every=log_every,
+      evaluate_every=eval_every, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      max_train_seconds=max_train_seconds, log=log, progress=progress,
       tensorboard=tensorboard)
 
 
@@ -454,20 +431,8 @@ def load_value(checkpoint_dir, *, step: Optional[int] = None
     CheckpointMismatchError: a checkpoint of another kind of network; the
       message names the directory.
   """
-  checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
-  if ckpt.latest_step(checkpoint_dir) is None:
-    raise FileNotFoundError(f"no checkpoint in {checkpoint_dir}")
-  meta = ckpt.read_metadata(checkpoint_dir, step)
-  meta.pop("with_buffer", None)
-  try:
-    model = model_config_from_architecture(meta)
-    config = ValueTrainConfig(model=model, optimizer=meta["optimizer"])
-  except (ckpt.CheckpointMismatchError, KeyError, TypeError,
-          ValueError) as e:
-    raise ckpt.CheckpointMismatchError(
-        f"checkpoint {checkpoint_dir}: {e}") from None
-  template = init_value_state(config, 0)
-  state = ckpt.restore_checkpoint(checkpoint_dir, template,
-                                  architecture=config.architecture(),
-                                  step=step)
-  return model, variables_of(state), int(state.iteration)
+  return position_stage.load_network(
+      checkpoint_dir, step=step, init_state=lambda c: init_value_state(c, 0),
+      make_config=lambda meta: ValueTrainConfig(
+          model=model_config_from_architecture(meta),
+          optimizer=meta["optimizer"]))
