@@ -184,6 +184,55 @@ def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
   said(f"All six matches of this network, {played} games, give {won} wins, "
        f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
 
+
+def test_19x19_preplanned_match_review_is_the_committed_games():
+  """`match_review.py`'s table of the pre-planned games: one row for each
+  committed SGF, with its result, and the README's counts are its."""
+  # pylint: disable=import-outside-toplevel
+  import csv
+  from alphago_jax.evaluation import match_review
+  from alphago_jax.games import sgf
+  name = "sl-policy-19-vs-gnugo10-preplanned-review.csv"
+  rows = list(csv.DictReader(_read("docs", "results", name).splitlines()))
+  games = sorted(
+      f"docs/results/sl-policy-19-vs-gnugo10-seed{s}/{n}"
+      for s in (2, 3, 4, 5)
+      for n in os.listdir(os.path.join(
+          ROOT, "docs", "results", f"sl-policy-19-vs-gnugo10-seed{s}"))
+      if n.endswith(".sgf"))
+  assert [r["source"] for r in rows] == games
+  reviews = []
+  for row in rows:
+    record = sgf.parse_sgf(_read(row["source"]), source=row["source"])
+    assert row["result"] == record.result and int(row["plies"]) == len(
+        record.moves)
+    first = match_review.first_pass(record, opening_plies=2)
+    assert row["first_pass"] == ("" if first is None else str(first))
+    winner, margin = sgf.parse_result(record.result)
+    count = row["count_at_pass"]
+    reviews.append(match_review.Review(
+        source=row["source"], gnugo_colour="BW".index(row["gnugo_colour"]),
+        plies=len(record.moves), winner=winner,
+        result=None if margin is None else (margin if winner == 0
+                                            else -margin),
+        first_pass=first,
+        count_at_pass=None if not count else (
+            float(count[2:]) * (1 if count[0] == "B" else -1))))
+  s = match_review.summarize(reviews)
+  assert s["games"] == 198 and s["won"] == 66
+  resigned = sum(r["result"].endswith("+R") for r in rows)
+  assert s["gnugo_passed"] + resigned == 198
+  said(f"GNU Go passed in {s['gnugo_passed']} of the 198 games (it resigned "
+       f"the other {resigned}), and in {s['count_is_result']} of them its "
+       f"count there was the final result")
+  flips = [r for r in reviews if r.decided_after_pass]
+  assert s["lost_when_ahead"] == len(flips) == 1
+  assert s["won_when_behind"] == 0
+  r = flips[0]
+  said(f"seed 5, game 47, which the network led by "
+       f"{abs(r.count_at_pass):g} there and lost by {abs(r.result):g}")
+  assert r.source.endswith("seed5/level10-047-white.sgf")
+
 def test_19x19_value_figures_are_the_committed_runs():
   # One position per self-play game: the committed network's last test.
   v = [m for m in _metrics("checkpoints", "value19", "metrics.jsonl")

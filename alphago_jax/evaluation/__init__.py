@@ -1,5 +1,6 @@
-"""Evaluation: a batched arena, matches against GNU Go, parameter
-ablations, and the statistics to read them."""
+"""Evaluation: a batched arena, matches against GNU Go and a review of
+where their games were decided, parameter ablations, and the statistics to
+read them."""
 
 from alphago_jax.evaluation.ablation import (AblationConfig, Job,
                                             group_moves, plan, play_job,
@@ -15,14 +16,17 @@ from alphago_jax.evaluation.elo import (EloTable, elo_covariance,
 from alphago_jax.evaluation.gnugo_match import (Outcomes, agent_match,
                                                 gnugo_match)
 from alphago_jax.evaluation.match import MatchResult, match
+from alphago_jax.evaluation.match_review import (Review, review_game,
+                                                 review_games)
 from alphago_jax.evaluation.stats import difference_interval, wilson_interval
 from alphago_jax.evaluation.tournament import round_robin
 
 __all__ = ["AblationConfig", "EloTable", "GameResults", "Job",
-           "MatchResult", "Outcomes", "Pairing", "Record", "Summary",
+           "MatchResult", "Outcomes", "Pairing", "Record", "Review", "Summary",
            "agent_match", "difference_interval", "elo_covariance",
            "elo_difference", "elo_from_score", "elo_interval",
            "elo_intervals", "elo_table", "expected_score", "fit_elo",
            "gnugo_match", "group_moves", "match", "plan", "play", "play_job",
-           "record", "round_robin", "run_ablation", "score", "summarize",
+           "record", "review_game", "review_games", "round_robin",
+           "run_ablation", "score", "summarize",
            "variant_agent", "wilson_interval"]

@@ -1,0 +1,131 @@
+"""Where a game against GNU Go was decided (`evaluation.match_review`):
+GNU Go's own count at its first pass against the final result."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from alphago_jax import gtp
+from alphago_jax.evaluation import match_review
+from alphago_jax.games import sgf
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+BLOCKS = os.path.join(ROOT, "docs", "results")
+needs_gnugo = pytest.mark.skipif(gtp.find_gnugo() is None,
+                                 reason="GNU Go not installed")
+
+
+def _record(block, name):
+  path = os.path.join(BLOCKS, f"sl-policy-19-vs-gnugo10-{block}", name)
+  with open(path, "rb") as f:
+    return sgf.parse_sgf(f.read(), source=path)
+
+
+@needs_gnugo
+def test_a_game_thrown_away_after_gnugo_passed():
+  # Seed 5, game 47: the network (White) led by 39.5 by GNU Go's count at
+  # GNU Go's first pass (ply 312), then played the board out and lost by
+  # 1.5 under Tromp-Taylor scoring.
+  review = match_review.review_game(
+      _record("seed5", "level10-047-white.sgf"), opening_plies=2)
+  assert (review.gnugo_colour, review.plies, review.first_pass) == (0, 406,
+                                                                    312)
+  assert review.count_at_pass == -39.5 and review.result == 1.5
+  assert review.decided_after_pass and not review.count_is_result
+
+
+@needs_gnugo
+def test_a_game_decided_before_gnugo_passed():
+  # Seed 2, game 35: its ply 0, a random opening pass made for GNU Go, is
+  # not GNU Go's; its own first pass comes at ply 320, where its count is
+  # already the final B+9.5.
+  review = match_review.review_game(
+      _record("seed2", "level10-035-white.sgf"), opening_plies=2)
+  assert review.first_pass == 320
+  assert review.count_at_pass == review.result == 9.5
+  assert review.count_is_result and not review.decided_after_pass
+  # Without the opening plies excluded, the random pass would count.
+  record = _record("seed2", "level10-035-white.sgf")
+  assert match_review.first_pass(record, opening_plies=0) == 0
+  assert match_review.first_pass(record, opening_plies=1) == 320
+
+
+def test_a_resigned_game_has_no_score_and_gnugo_never_passed():
+  review = match_review.review_game(_record("seed2", "level10-001-black.sgf"),
+                                    opening_plies=2)
+  assert review.result is None and review.winner == 0
+  assert review.first_pass is None and review.count_at_pass is None
+
+
+def _with(record, **fields):
+  import dataclasses  # pylint: disable=import-outside-toplevel
+  return dataclasses.replace(record, **fields)
+
+
+def test_bad_records_are_refused_naming_the_file():
+  record = _record("seed2", "level10-000-black.sgf")
+  with pytest.raises(ValueError, match="level10-000-black.sgf: expected GNU"):
+    match_review.review_game(_with(record, white_name="someone"))
+  with pytest.raises(ValueError, match="exactly one side"):
+    match_review.review_game(_with(record, black_name="GNU Go level 1"))
+  with pytest.raises(ValueError, match="no result"):
+    match_review.review_game(_with(record, result=None))
+  with pytest.raises(ValueError, match="do not alternate"):
+    match_review.review_game(_with(record, moves=record.moves[1:]))
+  with pytest.raises(ValueError, match="setup stones"):
+    match_review.review_game(_with(record, setup_black=(0,)))
+
+
+def test_summary_counts_from_the_side_of_gnugos_opponent():
+  def review(gnugo, winner, result, count):
+    return match_review.Review(
+        source="x", gnugo_colour=gnugo, plies=10, winner=winner,
+        result=result, first_pass=None if count is None else 5,
+        count_at_pass=count)
+  reviews = [
+      review(1, 0, 3.5, 3.5),     # won, decided in play
+      review(1, 1, -2.5, 10.5),   # led by GNU Go's count, lost
+      review(0, 1, -4.5, 6.5),    # behind by its count, won
+      review(0, 0, None, None),   # resigned by us: GNU Go never passed
+      review(1, None, 0.0, 0.0),  # a draw: no winner, no flip
+  ]
+  assert match_review.summarize(reviews) == {
+      "games": 5, "won": 2, "gnugo_passed": 4, "count_is_result": 2,
+      "lost_when_ahead": 1, "won_when_behind": 1}
+
+
+@needs_gnugo
+def test_command_writes_the_table_and_result(tmp_path):
+  folder = tmp_path / "match"
+  folder.mkdir()
+  for name in ("level10-047-white.sgf", "level10-001-black.sgf"):
+    shutil.copy(os.path.join(BLOCKS, "sl-policy-19-vs-gnugo10-seed5"
+                             if "047" in name else
+                             "sl-policy-19-vs-gnugo10-seed2", name),
+                folder / name)
+  out = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "experiments", "alphago",
+                                    "match_review.py"), str(folder),
+       "--opening-plies", "2", "--workers", "2",
+       "--csv", str(tmp_path / "r.csv")],
+      capture_output=True, text=True, check=True).stdout
+  assert out.strip().splitlines()[-1] == (
+      "RESULT games=2 gnugo_passed=1 count_is_result=0 lost_when_ahead=1 "
+      "won_when_behind=0")
+  assert "| ply 312 | W+39.5 | B+1.5 |" in out
+  rows = (tmp_path / "r.csv").read_text().splitlines()
+  assert rows[0] == "source,gnugo_colour,plies,result,first_pass,count_at_pass"
+  plies = len(_record("seed2", "level10-001-black.sgf").moves)
+  assert rows[1].endswith(f"level10-001-black.sgf,W,{plies},B+R,,")
+  assert rows[2].endswith(",B,406,B+1.5,312,W+39.5")
+
+
+def test_command_refuses_a_folder_without_games(tmp_path):
+  out = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "experiments", "alphago",
+                                    "match_review.py"), str(tmp_path)],
+      capture_output=True, text=True)
+  assert out.returncode == 1 and "no .sgf file" in out.stderr
