@@ -208,16 +208,11 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
         record.moves)
     first = match_review.first_pass(record, opening_plies=2)
     assert row["first_pass"] == ("" if first is None else str(first))
-    winner, margin = sgf.parse_result(record.result)
-    count = row["count_at_pass"]
     reviews.append(match_review.Review(
         source=row["source"], gnugo_colour="BW".index(row["gnugo_colour"]),
-        plies=len(record.moves), winner=winner,
-        result=None if margin is None else (margin if winner == 0
-                                            else -margin),
-        first_pass=first,
-        count_at_pass=None if not count else (
-            float(count[2:]) * (1 if count[0] == "B" else -1))))
+        plies=len(record.moves), winner=record.winner,
+        result=sgf.result_score(record.result), first_pass=first,
+        count_at_pass=sgf.result_score(row["count_at_pass"] or None)))
   s = match_review.summarize(reviews)
   assert s["games"] == 198 and s["won"] == 66
   # Every game GNU Go did not resign, it passed in.

@@ -127,6 +127,14 @@ def test_result_string():
       "B+3.5", "W+0.5", "0", "B+12"]
 
 
+def test_result_score_is_the_inverse_of_result_string():
+  assert [sgf.result_score(t) for t in ("B+3.5", "W+0.5", "0", "Jigo",
+                                        "W+R", "B+Time", "Void", None)] == [
+      3.5, -0.5, 0.0, 0.0, None, None, None, None]
+  for score in (3.5, -0.5, 0.0, -12.0):
+    assert sgf.result_score(sgf.result_string(score)) == score
+
+
 @pytest.mark.parametrize("data,reason,words", [
     (b"(;GM[1]SZ[9];B[ee]", "syntax", "malformed SGF"),
     (b"no sgf here", "syntax", "no SGF data"),

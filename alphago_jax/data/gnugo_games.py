@@ -211,10 +211,10 @@ class GameResult:
 def score_value(text: str) -> float:
   """GNU Go's `final_score` (`"B+3.5"`, `"W+0.5"`, `"0"`) as
   `black - white - komi`."""
-  winner, margin = sgf.parse_result(text)
-  if margin is None:
+  score = sgf.result_score(text)
+  if score is None:
     raise ValueError(f"gnugo_games: unreadable final_score {text!r}")
-  return 0.0 if winner is None else (margin if winner == 0 else -margin)
+  return score
 
 
 def start_gnugo(config: GenerationConfig, seed: int) -> object:

@@ -96,8 +96,8 @@ def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
     ValueError: no result, GNU Go on neither or both sides, setup stones
       or moves that do not alternate; the message names the record.
   """
-  winner, margin = sgf_lib.parse_result(record.result)
-  if winner is None and margin is None:
+  winner, result = record.winner, sgf_lib.result_score(record.result)
+  if winner is None and result is None:
     raise ValueError(f"{record.source}: no result ({record.result!r})")
   if record.setup_black or record.setup_white:
     raise ValueError(f"{record.source}: setup stones; a match game starts "
@@ -106,8 +106,6 @@ def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
   if colours != [i % 2 for i in range(len(colours))]:
     raise ValueError(f"{record.source}: moves do not alternate from Black")
   gnugo_colour = _gnugo_colour(record)
-  result = None if margin is None else (
-      0.0 if winner is None else (margin if winner == 0 else -margin))
   game = Go(size=record.size, komi=record.komi)
   actions = [a for _, a in record.moves]
   first = first_pass(record, opening_plies=opening_plies)

@@ -102,6 +102,15 @@ def parse_result(result: Optional[str]
       winner, None)
 
 
+def result_score(result: Optional[str]) -> Optional[float]:
+  """An RE value as a final `black - white - komi` (`"W+3.5" -> -3.5`,
+  `"0" -> 0.0`); None when the game was not decided by score."""
+  winner, margin = parse_result(result)
+  if margin is None:
+    return None
+  return 0.0 if winner is None else (margin if winner == BLACK else -margin)
+
+
 def result_string(score: float) -> str:
   """SGF RE for a final `black - white - komi` score: `"B+3.5"`, `"0"`."""
   s = float(score)

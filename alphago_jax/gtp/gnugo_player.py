@@ -14,7 +14,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from alphago_jax.games.sgf import parse_result
+from alphago_jax.games.sgf import result_score
 from alphago_jax.gtp.client import GTPClient, GTPError, colour_name
 
 GNUGO_FALLBACK = "/usr/games/gnugo"  # Debian/Ubuntu's `gnugo` package.
@@ -147,10 +147,10 @@ class GnuGoPlayer:
       ValueError: an answer that is not a score.
     """
     text = self.engine.final_score()
-    winner, margin = parse_result(text)
-    if margin is None:
+    score = result_score(text)
+    if score is None:
       raise ValueError(f"GnuGoPlayer: unreadable final_score {text!r}")
-    return 0.0 if winner is None else (margin if winner == 0 else -margin)
+    return score
 
   def legal_mask(self) -> np.ndarray:
     """bool `[N²+1]`: GNU Go's legal moves for the side to move (pass is

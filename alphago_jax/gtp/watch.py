@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.games.go import BLACK, Go, GoState
-from alphago_jax.games.sgf import parse_result
+from alphago_jax.games.sgf import result_score
 from alphago_jax.gtp.gnugo_player import RESIGN
 from alphago_jax.search.alphazero import evaluate_states
 
@@ -188,7 +188,7 @@ def gnugo_score(gnugo) -> float:
   """GNU Go's `final_score` of its current board as `black - white - komi`
   (GNU Go judges which stones are dead first)."""
   text = gnugo.engine.final_score()
-  winner, margin = parse_result(text)
-  if margin is None:
+  score = result_score(text)
+  if score is None:
     raise RuntimeError(f"gnugo: final_score answered {text!r}")
-  return margin if winner in (None, BLACK) else -margin
+  return score

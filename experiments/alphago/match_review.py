@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     p.error("--workers must be >= 1")
   # pylint: disable=import-outside-toplevel
   from alphago_jax.evaluation import match_review
-  from alphago_jax.games.sgf import SGFError, parse_sgf
+  from alphago_jax.games.sgf import SGFError, parse_sgf, result_string
   records = []
   for folder in args.folders:
     if not os.path.isdir(folder):
@@ -65,8 +65,7 @@ def main(argv=None) -> int:
     return 1
 
   def score(x):
-    return "–" if x is None else ("0" if x == 0 else
-                                  f"{'B' if x > 0 else 'W'}+{abs(x):g}")
+    return "–" if x is None else result_string(x)
   flips = [r for r in reviews if r.decided_after_pass]
   if flips:
     print("| game | GNU Go | its first pass | its count there | result |")
