@@ -132,6 +132,56 @@ class _StopSignal:
       signal.signal(sig, old)
 
 
+# The status a stalled run ends with (sysexits' EX_TEMPFAIL: run it again),
+# so that a supervisor can tell a stall, worth resuming, from an error.
+STALL_EXIT_STATUS = 75
+
+
+class _StallWatch:
+  """Ends the process when nothing finishes for `seconds`: no step, no
+  evaluation, no checkpoint.
+
+  A compiled step that never returns (an XLA CPU all-reduce whose
+  rendezvous never completes) holds the main thread inside XLA, where no
+  signal handler and no exception reaches it; only ending the process
+  frees the run. The last complete checkpoint survives that as it survives
+  kill -9, so a rerun with resume goes on from it.
+  """
+
+  def __init__(self, seconds: Optional[float],
+               where: Callable[[], Tuple[int, int]]):
+    self.seconds = seconds
+    self._where = where  # () -> (steps done, step of the last checkpoint)
+    self._last = time.monotonic()
+    self._stop = threading.Event()
+
+  def __enter__(self):
+    if self.seconds is not None:
+      threading.Thread(target=self._watch, daemon=True,
+                       name="host_loop-stall").start()
+    return self
+
+  def beat(self) -> None:
+    self._last = time.monotonic()
+
+  def _watch(self) -> None:
+    while not self._stop.wait(min(self.seconds / 4, 30.0)):
+      idle = time.monotonic() - self._last
+      if idle >= self.seconds:
+        done, saved = self._where()
+        os.write(2, (
+            f"\nhost_loop: nothing finished for {idle:.0f} s after step "
+            f"{done} (stall limit {self.seconds:g} s): the step is stuck "
+            f"(a hung XLA collective?) and cannot be interrupted, so the "
+            f"process ends with status {STALL_EXIT_STATUS}; the last "
+            f"complete checkpoint is step {saved}: resume the run from "
+            f"it\n").encode())
+        os._exit(STALL_EXIT_STATUS)  # pylint: disable=protected-access
+
+  def __exit__(self, *exc):
+    self._stop.set()
+
+
 def _agree(flag: bool) -> bool:
   """Process 0's `flag`, on every process."""
   if jax.process_count() == 1:
@@ -152,6 +202,7 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
         max_seconds: Optional[float] = None,
         max_train_seconds: Optional[float] = None,
         handle_signals: bool = False,
+        stall_seconds: Optional[float] = None,
         log: Optional[Callable[[str], None]] = None,
         resumed_message: Callable[[int, float], str] = (
             lambda done, seconds: f"resumed from iteration {done}"),
@@ -188,6 +239,10 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     handle_signals: SIGTERM/SIGINT stop the run cleanly after the current
       step (saved, metrics written) instead of killing it; a second signal
       kills it at once, leaving the last complete checkpoint.
+    stall_seconds: end the process with status `STALL_EXIT_STATUS` when
+      no step, evaluation or checkpoint finishes for this long (None:
+      never). It must exceed the longest of those, the first step's
+      compilation included.
     log: called with each record as one line (and a line on resuming,
       `resumed_message(step, train_seconds)`).
     progress: a tqdm bar on stderr of `progress_scale` x steps, with
@@ -212,6 +267,9 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
       or log_every < 1:
     raise ValueError(f"log_every must be an integer >= 1, got "
                      f"{log_every!r}")
+  if stall_seconds is not None and not stall_seconds > 0:
+    raise ValueError(f"stall_seconds must be > 0 or None, got "
+                     f"{stall_seconds!r}")
   ckpt_dir = writer = board = None
   train_seconds = 0.0
   if output_dir is not None:
@@ -269,12 +327,14 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
   pending: List[Dict] = []
   history: List[Record] = []
   try:
-    with _StopSignal(handle_signals) as signals:
+    with _StopSignal(handle_signals) as signals, _StallWatch(
+        stall_seconds, lambda: (done, saved)) as stall:
       while True:
         state, metrics = step(state)
         # One step in flight: with many multi-device programs queued, XLA's
         # CPU all-reduce deadlocked (twice in an hour on 2 CPU devices).
         pending.append(jax.block_until_ready(metrics))
+        stall.beat()
         done += 1
         last = done >= num_steps
         reason = "num_steps" if last else None
@@ -310,6 +370,7 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
           pending = []
           if evaluate:
             record.update(evaluator(state))
+            stall.beat()
           if reason is None and stop_when is not None and _agree(
               bool(stop_when(record))):
             reason = "stop_when"
@@ -339,6 +400,7 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
                                        with_buffer=with_buffer)
           last_save = time.perf_counter()
           excluded += last_save - t
+          stall.beat()
         if reason is not None:
           break
   finally:

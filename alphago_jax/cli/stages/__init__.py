@@ -52,14 +52,20 @@ class TrainingCommand(Generic[OptionsT]):
     output: the run directory.
     resume: continue the run in OUTPUT with its config.json.
     hours: stop after this much wall-clock time in this call.
+    stall_minutes: end this call with status 75 when no step, evaluation
+      or checkpoint finishes for this many minutes (a hung XLA CPU
+      collective cannot be interrupted otherwise); the last checkpoint is
+      intact: rerun with --resume. Off by default.
   """
   output: str
   resume: bool = False
   hours: Optional[float] = None
+  stall_minutes: Optional[float] = None
   options: Annotated[OptionsT, tyro.conf.arg(name="")]
 
   def __post_init__(self):
     check_positive("hours", self.hours)
+    check_positive("stall_minutes", self.stall_minutes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,10 +133,13 @@ def start_cpu_devices(count: int) -> Optional[int]:
 
 def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
   """The host loop's keyword arguments every training stage passes alike:
-  this call's --hours, the run's training-time budget (where the stage has
-  one), the checkpoint and metrics periods, resume, log and progress."""
+  this call's --hours and --stall-minutes, the run's training-time budget
+  (where the stage has one), the checkpoint and metrics periods, resume,
+  log and progress."""
   limits = dict(
       max_seconds=None if command.hours is None else 3600 * command.hours,
+      stall_seconds=(None if command.stall_minutes is None
+                     else 60 * command.stall_minutes),
       log_every=options.log_every,
       checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
       log=log, progress=sys.stderr.isatty())
