@@ -1092,3 +1092,37 @@ def test_alphago_player_reuses_its_tree_between_moves():
   ok(e, "play w G7")
   _, visits, _ = analysed_move("b")
   assert player.reused_nodes == 0 and visits == 32
+
+
+def _priors(engine, moves):
+  """{vertex: prior} of the engine's 10 likeliest moves after `moves`."""
+  ok(engine, "clear_board")
+  for colour, vertex in zip("bwbw", moves):
+    ok(engine, f"play {colour} {vertex}")
+  info = engine.handle("lz-analyze").split("\n")[1]
+  return {m.group(1): int(m.group(4)) for m in INFO.finditer(info)}
+
+
+def _transposed(vertex):
+  col = gtp.vertex.COLUMNS.index(vertex[0]) + 1
+  return f"{gtp.vertex.COLUMNS[int(vertex[1:]) - 1]}{col}"
+
+
+@pytest.mark.skipif(
+    presets.get_preset("sl-policy-19x19-long-ensemble").directory() is None,
+    reason="no longer-trained supervised 19x19 policy checkpoint")
+def test_ensemble_preset_is_symmetric():
+  """The ensemble player's policy is the mean over the 8 symmetries, so it
+  commutes with them: the position reflected in the main diagonal gets
+  the reflected priors (a single network's would not, exactly)."""
+  e = gtp.GTPEngine(presets.load_player("sl-policy-19x19-long-ensemble"),
+                    log=lambda m: None)
+  moves = ["C4", "R16", "Q3"]
+  assert [_transposed(v) for v in moves] == ["D3", "Q17", "C16"]
+  priors = _priors(e, moves)
+  reflected = _priors(e, [_transposed(v) for v in moves])
+  assert len(priors) == 10
+  top = sorted(priors, key=priors.get, reverse=True)[:5]
+  for vertex in top:
+    assert abs(reflected[_transposed(vertex)] - priors[vertex]) <= 1, (
+        vertex, priors, reflected)

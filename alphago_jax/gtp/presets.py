@@ -12,6 +12,7 @@ whose network exists are listed (`available_presets`); adding one is a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from typing import Callable, Dict, List, Optional, Sequence
@@ -429,6 +430,14 @@ register_preset(Preset(
     description="supervised 19x19 policy network p_sigma "
                 "(checkpoints/sl_policy), greedy, no search",
     load=_policy_network))
+register_preset(Preset(
+    name="sl-policy-19x19-long-ensemble", board_size=19, searches=False,
+    directories=("sl_policy_long",),
+    description="supervised 19x19 policy network p_sigma trained on to "
+                "10M samples (checkpoints/sl_policy_long), its mean policy "
+                "over the 8 board symmetries, greedy, no search: the player "
+                "of the README's second pre-planned match",
+    load=functools.partial(_policy_network, ensemble=True)))
 register_preset(Preset(
     name="sl-policy-9x9", board_size=9, searches=False,
     directories=("sl9",),
