@@ -99,6 +99,24 @@ def test_2016_pipeline_figures_are_the_committed_runs():
   said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
 
 
+def test_19x19_longer_sl_policy_figures_are_the_committed_run():
+  """`checkpoints/sl_policy_long`: its size, time and curve as the README
+  gives them (the test-set accuracies are `eval_policy.py`'s, re-measured
+  by hand; the curve is the metrics')."""
+  sl = [m for m in _metrics("checkpoints", "sl_policy_long",
+                            "metrics.jsonl") if "eval_top1" in m]
+  last = sl[-1]
+  said(f"**The longer network, `checkpoints/sl_policy_long/`: "
+       f"{last['samples'] / 1e6:.2f}M training samples "
+       f"({last['epoch']:.2f} epochs), {last['train_seconds'] / 3600:.1f} h "
+       f"of training in all")
+  at = {round(m["samples"] / 1e6, 2): 100 * m["eval_top1"] for m in sl}
+  said(f"fell from {at[5.4]:.1f}% at 5.40M samples to {at[5.63]:.1f}% at "
+       f"5.63M")
+  said(f"{at[8.19]:.1f}% at 8.19M, {at[8.45]:.1f}% at 8.45M, {at[8.96]:.1f}% "
+       f"at 8.96M, {at[10.0]:.1f}% at 10.00M")
+
+
 def _match_wins(*folder):
   """{colour: (wins, games)} of the network in a folder of match SGFs,
   each game's result read from its SGF (our engine's score)."""
