@@ -203,6 +203,43 @@ def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
        f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
 
 
+def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
+  """The second pre-planned match (the longer p_σ's ensemble, four blocks
+  of 50, seeds 6 to 9), as far as its blocks are committed: each block's
+  count is its SGFs' and its log's, and the README's totals are theirs."""
+  won = played = unplayed_all = 0
+  blocks = [s for s in (6, 7, 8, 9) if os.path.isdir(os.path.join(
+      ROOT, "docs", "results", f"sl-policy-19-long-ensemble-vs-gnugo10-seed{s}"))]
+  assert blocks, "no block of the second pre-planned match is committed"
+  for seed in blocks:
+    folder = ("docs", "results",
+              f"sl-policy-19-long-ensemble-vs-gnugo10-seed{seed}")
+    tally = _match_wins(*folder)
+    w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
+    cut = os.path.join(ROOT, *folder, "unplayed")
+    unplayed = os.listdir(cut) if os.path.isdir(cut) else []
+    log = _read(*folder, "log.txt")
+    assert log.startswith("checkpoints/sl_policy_long (step 78125, 6x64, "
+                          "19x19), greedy, 8-symmetry ensemble")
+    assert n + len(unplayed) == 50
+    assert log.count("UserWarning: gnugo_match: game") == len(unplayed)
+    assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
+    lo, hi = stats.wilson_interval(w, n)
+    said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
+         f"{100 * hi:.1f}] |")
+    won, played = won + w, played + n
+    unplayed_all += len(unplayed)
+  lo, hi = stats.wilson_interval(won, played)
+  head = ("The second pre-planned match" if len(blocks) == 4 else
+          f"So far, {len(blocks)} of its 4 blocks")
+  said(f"{head}: {won} wins of {played} played, {100 * won / played:.1f}% "
+       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
+  counted = played + unplayed_all
+  lo, hi = stats.wilson_interval(won, counted)
+  said(f"{won} of {counted}, {100 * won / counted:.1f}% [{100 * lo:.1f}, "
+       f"{100 * hi:.1f}] with GNU Go's crashes counted as losses")
+
+
 def test_19x19_preplanned_match_review_is_the_committed_games():
   """`match_review.py`'s table of the pre-planned games: one row for each
   committed SGF, with its result, and the README's counts are its."""
