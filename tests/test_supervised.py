@@ -273,7 +273,8 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
   # The commands' `main`s, in one process (helpers.run_mains).
   first, again, resumed, evaluated, refused = run_mains([
-      (args[0], args[1:]),
+      # The stall guard armed (it never fires on a healthy run).
+      (args[0], args[1:] + ["--stall-minutes", "30"]),
       # A second start refuses to overwrite; --resume continues (here: done).
       (args[0], args[1:]),
       (args[0], args[1:] + ["--resume"]),

@@ -395,6 +395,7 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
                      mesh: Optional[Mesh] = None,
                      max_samples: Optional[int] = None,
                      max_seconds: Optional[float] = None,
+                     stall_seconds: Optional[float] = None,
                      max_train_seconds: Optional[float] = None,
                      log_every: int = 100, eval_every: int = 2000,
                      eval_batch_size: int = 256,
@@ -419,6 +420,8 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
     max_samples: stop once this many training positions were seen (default
       `config.total_samples`).
     max_seconds: stop after this much wall-clock time in this call.
+    stall_seconds: end the process when no step, evaluation or checkpoint
+      finishes for this long (`host_loop.run`; None: never).
     max_train_seconds: stop once training time summed over every call of
       the run (read back from the metrics) reaches this.
     log_every: steps a metrics record (train means over those steps).
@@ -459,6 +462,7 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
       output_dir=output_dir, resume=resume, log_every=log_every,
       evaluate_every=eval_every, checkpoint_every=checkpoint_every,
       checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      stall_seconds=stall_seconds,
       max_train_seconds=max_train_seconds, log=log, progress=progress,
       tensorboard=tensorboard)
 

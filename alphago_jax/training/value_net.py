@@ -354,6 +354,7 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
                 mesh: Optional[Mesh] = None,
                 max_samples: Optional[int] = None,
                 max_seconds: Optional[float] = None,
+                stall_seconds: Optional[float] = None,
                 max_train_seconds: Optional[float] = None,
                 log_every: int = 100, eval_every: int = 2000,
                 eval_batch_size: int = 256,
@@ -378,9 +379,9 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
     output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
     max_samples: stop once this many training positions were seen (default
       `config.total_samples`).
-    max_seconds, max_train_seconds, log_every, checkpoint_seconds,
-    checkpoint_every, resume, log, progress, tensorboard: as in
-      `supervised.train_supervised`.
+    max_seconds, stall_seconds, max_train_seconds, log_every,
+    checkpoint_seconds, checkpoint_every, resume, log, progress,
+    tensorboard: as in `supervised.train_supervised`.
 
   Returns:
     the final state and this call's records.
@@ -418,6 +419,7 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
       output_dir=output_dir, resume=resume, log_every=log_every,
       evaluate_every=eval_every, checkpoint_every=checkpoint_every,
       checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      stall_seconds=stall_seconds,
       max_train_seconds=max_train_seconds, log=log, progress=progress,
       tensorboard=tensorboard)
 
