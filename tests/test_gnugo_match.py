@@ -317,8 +317,10 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
 
 @pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
 @pytest.mark.parametrize("block, name, plies, seed", [
-    ("seed3", "level10-024-black.sgf", 75, 24),
-    ("seed5", "level10-026-white.sgf", 46, 26)])
+    ("sl-policy-19-vs-gnugo10-seed3", "level10-024-black.sgf", 75, 24),
+    ("sl-policy-19-vs-gnugo10-seed5", "level10-026-white.sgf", 46, 26),
+    ("sl-policy-19-long-ensemble-vs-gnugo10-seed7", "level10-041-white.sgf",
+     74, 41)])
 def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
                                                          seed):
   # The match games left unplayed (docs/results/...-seedS/unplayed/) are GNU
@@ -329,7 +331,7 @@ def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
   import os  # pylint: disable=import-outside-toplevel
   from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
   path = os.path.join(os.path.dirname(__file__), "..", "docs", "results",
-                      f"sl-policy-19-vs-gnugo10-{block}", "unplayed", name)
+                      block, "unplayed", name)
   with open(path, "rb") as f:
     record = sgf.parse_sgf(f.read())
   assert record.result is None and len(record.moves) == plies
