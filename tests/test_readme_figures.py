@@ -162,6 +162,25 @@ def test_19x19_sl_policy_match_is_the_committed_games():
 
 
 
+def _block(seed, folder):
+  """A pre-planned block of 50 games: its count is its SGFs' and its
+  log's, a game GNU Go failed in is in its unplayed/ and its log and
+  nowhere counted, and the README's row for it is so. Returns its
+  `_match_wins` tally and the number of games left unplayed."""
+  tally = _match_wins(*folder)
+  w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
+  cut = os.path.join(ROOT, *folder, "unplayed")
+  unplayed = len(os.listdir(cut)) if os.path.isdir(cut) else 0
+  log = _read(*folder, "log.txt")
+  assert n + unplayed == 50
+  assert log.count("UserWarning: gnugo_match: game") == unplayed
+  assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
+  lo, hi = stats.wilson_interval(w, n)
+  said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
+       f"{100 * hi:.1f}] |")
+  return tally, unplayed
+
+
 def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
   """The pre-planned 200 games (four blocks of 50, seeds 2 to 5): each
   block's count is its SGFs' and its log's; a game GNU Go failed in is in
@@ -170,20 +189,11 @@ def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
   colours = {"black": [0, 0], "white": [0, 0]}
   for seed in (2, 3, 4, 5):
     folder = ("docs", "results", f"sl-policy-19-vs-gnugo10-seed{seed}")
-    tally = _match_wins(*folder)
+    tally, _ = _block(seed, folder)
     for colour, (w, n) in tally.items():
       colours[colour][0] += w
       colours[colour][1] += n
     w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
-    cut = os.path.join(ROOT, *folder, "unplayed")
-    unplayed = os.listdir(cut) if os.path.isdir(cut) else []
-    log = _read(*folder, "log.txt")
-    assert n + len(unplayed) == 50
-    assert log.count("UserWarning: gnugo_match: game") == len(unplayed)
-    assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
-    lo, hi = stats.wilson_interval(w, n)
-    said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
-         f"{100 * hi:.1f}] |")
     won, played = won + w, played + n
   said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, as "
        f"White {colours['white'][0]} of {colours['white'][1]}")
@@ -214,21 +224,13 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
   for seed in blocks:
     folder = ("docs", "results",
               f"sl-policy-19-long-ensemble-vs-gnugo10-seed{seed}")
-    tally = _match_wins(*folder)
-    w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
-    cut = os.path.join(ROOT, *folder, "unplayed")
-    unplayed = os.listdir(cut) if os.path.isdir(cut) else []
-    log = _read(*folder, "log.txt")
-    assert log.startswith("checkpoints/sl_policy_long (step 78125, 6x64, "
-                          "19x19), greedy, 8-symmetry ensemble")
-    assert n + len(unplayed) == 50
-    assert log.count("UserWarning: gnugo_match: game") == len(unplayed)
-    assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
-    lo, hi = stats.wilson_interval(w, n)
-    said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
-         f"{100 * hi:.1f}] |")
-    won, played = won + w, played + n
-    unplayed_all += len(unplayed)
+    tally, unplayed = _block(seed, folder)
+    assert _read(*folder, "log.txt").startswith(
+        "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
+        "8-symmetry ensemble")
+    won += sum(w for w, _ in tally.values())
+    played += sum(n for _, n in tally.values())
+    unplayed_all += unplayed
   lo, hi = stats.wilson_interval(won, played)
   head = ("The second pre-planned match" if len(blocks) == 4 else
           f"So far, {len(blocks)} of its 4 blocks")
