@@ -113,3 +113,55 @@ def test_stall_minutes_flag_reaches_the_loop(capsys):
       stages.parse("sl-policy", ["--data", "x", "--output", "y"],
                    prog="sl-policy"),
       sl_policy.Options(data="x"))["stall_seconds"], None)
+
+
+def test_alphazero_train_passes_stall_minutes_to_the_loop(
+    tmp_path, capsys, monkeypatch):
+  # `alphago-jax train` (a new run and --resume) hands --stall-minutes to
+  # `training.train`, which hands it to the host loop tested above.
+  from alphago_jax import training  # pylint: disable=import-outside-toplevel
+  from alphago_jax.training import loop  # pylint: disable=import-outside-toplevel
+  from helpers import run_cli  # pylint: disable=import-outside-toplevel
+  seen = []
+  monkeypatch.setattr(loop.host_loop, "run", lambda *a, **kw: (
+      seen.append(kw["stall_seconds"]), (a[0], []))[1])
+  monkeypatch.setattr(training, "train", lambda *a, **kw: (
+      seen.append(kw["stall_seconds"]), loop.train(*a, **kw))[1])
+  run_dir = str(tmp_path / "ttt")
+  tiny = ["--iterations", "1", "--eval-every", "0",
+          "--train.num-games", "8", "--train.batch-size", "16",
+          "--train.buffer-capacity", "288",
+          "--train.model.channels", "4", "--train.model.value-hidden", "8"]
+  status, _, err = run_cli(capsys, "train", "tictactoe", "--output", run_dir,
+                           "--stall-minutes", "15", *tiny)
+  assert status == 0, err
+  status, _, err = run_cli(capsys, "train", "--resume", run_dir,
+                           "--stall-minutes", "2")
+  assert status == 0, err
+  status, _, err = run_cli(capsys, "train", "--resume", run_dir)
+  assert status == 0, err
+  assert seen == [900, 900, 120, 120, None, None]
+
+
+@pytest.mark.parametrize("argv", [
+    ["tictactoe", "--output", "unused", "--stall-minutes", "0"],
+    ["--resume", "unused", "--stall-minutes", "-1"]])
+def test_alphazero_train_refuses_a_bad_stall_limit(argv, capsys):
+  from helpers import run_cli  # pylint: disable=import-outside-toplevel
+  status, _, err = run_cli(capsys, "train", *argv)
+  assert status == 2
+  assert "stall_minutes must be a finite number > 0" in err
+
+
+def test_a_resumed_stage_takes_stall_minutes_where_it_trains():
+  from alphago_jax.cli import rundir  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli import stages  # pylint: disable=import-outside-toplevel
+  from alphago_jax.cli.stages import gnugo_games, sl_policy  # pylint: disable=import-outside-toplevel
+  command = stages.command_for("sl-policy", sl_policy.Options(data="x"),
+                               output="y", resume=True, stall_minutes=15)
+  assert command.resume and command.stall_minutes == 15
+  assert stages.loop_limits(command, command.options)["stall_seconds"] == 900
+  with pytest.raises(rundir.RunConfigError,
+                     match="--stall-minutes: the gnugo-games stage"):
+    stages.command_for("gnugo-games", gnugo_games.Options(games=1),
+                       output="y", stall_minutes=15)

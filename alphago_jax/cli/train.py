@@ -67,13 +67,17 @@ def _check_fresh(output: str) -> None:
 
 def run_alphazero(run: AlphaZeroRun, output: str, *,
                   progress: Optional[bool] = None, log: Log = _print,
-                  start_from: Optional[str] = None) -> List[Dict[str, Any]]:
+                  start_from: Optional[str] = None,
+                  stall_minutes: Optional[float] = None
+                  ) -> List[Dict[str, Any]]:
   """Runs (or resumes) `run` in `output`; returns this call's records.
 
   Writes `output/config.json` first (process 0), then trains with
   `training.train` (metrics, checkpoints, resume from the last one).
   `start_from`: a run directory whose checkpoints seed `output` when it has
-  none yet (copied, never written into).
+  none yet (copied, never written into). `stall_minutes`: this call ends
+  with status 75 when no iteration, evaluation or checkpoint finishes for
+  that long (not recorded in config.json: it is about this machine).
   """
   _use_cpu_devices(run.cpu_devices, log)
   # pylint: disable=import-outside-toplevel
@@ -138,7 +142,8 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
         evaluator=evaluator if run.eval_every else None,
         evaluate_every=run.eval_every,
         checkpoint_every=run.checkpoint_every, stop_when=stop_when,
-        log=log, progress=progress, handle_signals=True)
+        log=log, progress=progress, handle_signals=True,
+        stall_seconds=None if stall_minutes is None else 60 * stall_minutes)
   except KeyboardInterrupt:
     log(f"interrupted: {output} keeps its last checkpoint; continue with "
         f"`alphago-jax train --resume {output}`")
@@ -157,11 +162,19 @@ class TrainAlphaZero:
     output: the run directory (must not hold a run yet).
     dry_run: print the resolved config.json and stop.
     progress: a progress bar (default: when stderr is a terminal).
+    stall_minutes: end this call with status 75 when no iteration,
+      evaluation or checkpoint finishes for this many minutes (a hung XLA
+      CPU collective cannot be interrupted otherwise); the last checkpoint
+      is intact: continue with --resume. Off by default.
   """
   output: str
   dry_run: bool = False
   progress: Optional[bool] = None
+  stall_minutes: Optional[float] = None
   run: Annotated[AlphaZeroRun, tyro.conf.arg(name="")]
+
+  def __post_init__(self):
+    stages.check_positive("stall_minutes", self.stall_minutes)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -178,6 +191,9 @@ class Repeat:
     iterations: with --resume: a new iteration budget (recorded in
       config.json; rl-policy: in its config.json).
     hours: with --resume: a new wall-clock limit per call (recorded).
+    stall_minutes: end this call with status 75 when no step, evaluation
+      or checkpoint finishes for this many minutes (not recorded); resume
+      again. Off by default.
     dry_run: print the resolved config.json and stop.
     progress: a progress bar (default: when stderr is a terminal).
   """
@@ -186,15 +202,19 @@ class Repeat:
   output: Optional[str] = None
   iterations: Optional[int] = None
   hours: Optional[float] = None
+  stall_minutes: Optional[float] = None
   dry_run: bool = False
   progress: Optional[bool] = None
+
+  def __post_init__(self):
+    stages.check_positive("stall_minutes", self.stall_minutes)
 
 
 EXAMPLES = """examples:
   alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
   alphago-jax train go9 --output runs/go9 --hours 3 --train.num-games 32
   alphago-jax train --from-run runs/ttt --output runs/ttt-again
-  alphago-jax train --resume runs/go9 --hours 2
+  alphago-jax train --resume runs/go9 --hours 2 --stall-minutes 15
 
 AlphaGo's 2016 stages (each with --help, --resume or rerun, --quick):
   alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
@@ -265,7 +285,8 @@ def _repeat(args: Repeat) -> int:
   if args.dry_run:
     _show(stage, run)
     return 0
-  run_alphazero(run, output, progress=args.progress)
+  run_alphazero(run, output, progress=args.progress,
+                stall_minutes=args.stall_minutes)
   return 0
 
 
@@ -293,7 +314,8 @@ def _repeat_stage(args: Repeat, source: str) -> int:
       raise rundir.RunConfigError("--from-run repeats the run exactly: "
                                   "--iterations and --hours are for "
                                   "--resume")
-    command = stages.command_for(stage, options, output=args.output)
+    command = stages.command_for(stage, options, output=args.output,
+                                 stall_minutes=args.stall_minutes)
   else:
     if args.iterations is not None:
       if not hasattr(options, "iterations"):
@@ -303,7 +325,8 @@ def _repeat_stage(args: Repeat, source: str) -> int:
       # --resume); command.json keeps the options the run started with.
       options = dataclasses.replace(options, iterations=args.iterations)
     command = stages.command_for(stage, options, output=source, resume=True,
-                                 hours=args.hours)
+                                 hours=args.hours,
+                                 stall_minutes=args.stall_minutes)
   if args.dry_run:
     print(json.dumps({"stage": stage, "output": command.output,
                       "options": rundir.to_json(options)}, indent=1))
@@ -334,6 +357,11 @@ def _repeat_command(args: Repeat, source: str) -> int:
       call.append("--resume")
     if args.hours is not None:
       call += ["--hours", repr(float(args.hours))]
+  if args.stall_minutes is not None:
+    if script not in RESUME_FLAG:
+      raise rundir.RunConfigError(f"--stall-minutes: {script} has no "
+                                  "training loop to watch")
+    call += ["--stall-minutes", repr(float(args.stall_minutes))]
   prog = f"python experiments/alphago/{script}"
   if args.dry_run:
     print(" ".join([prog] + call))
@@ -349,9 +377,12 @@ def main(argv: List[str]) -> int:
   try:
     if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
            for a in argv):
-      args = tyro.cli(Repeat, args=argv, prog=prog,
-                      description=Repeat.__doc__.splitlines()[0] + "\n\n"
-                      + EXAMPLES)
+      try:
+        args = tyro.cli(Repeat, args=argv, prog=prog,
+                        description=Repeat.__doc__.splitlines()[0] + "\n\n"
+                        + EXAMPLES)
+      except ValueError as e:  # Repeat's own validation
+        raise rundir.RunConfigError(f"--stall-minutes: {e}") from None
       return _repeat(args)
     try:
       cmd = tyro.cli(tyro.extras.subcommand_type_from_defaults(_defaults()),
@@ -364,7 +395,8 @@ def main(argv: List[str]) -> int:
       _show("alphazero", cmd.run)
       return 0
     _check_fresh(cmd.output)
-    history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress)
+    history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress,
+                            stall_minutes=cmd.stall_minutes)
   except rundir.RunConfigError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2

@@ -155,7 +155,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           stop_when: Optional[Callable[[Dict[str, Any]], bool]] = None,
           resume: bool = True, log: Optional[Callable[[str], None]] = None,
           progress: bool = False, tensorboard: Optional[bool] = None,
-          handle_signals: bool = False
+          handle_signals: bool = False,
+          stall_seconds: Optional[float] = None
           ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) training up to `num_iterations` iterations.
 
@@ -178,6 +179,9 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
       with a checkpoint and its metrics record (`stop` is the signal's
       name); a second one kills the process at once, leaving the last
       complete checkpoint.
+    stall_seconds: end the process with status `host_loop.STALL_EXIT_STATUS`
+      when no iteration, evaluation or checkpoint finishes for this long (a
+      hung XLA CPU collective cannot be interrupted otherwise); None: never.
 
   Returns:
     the final state and the records of this call.
@@ -207,4 +211,4 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           "loss": f"{record['loss']:.3f}",
           "examples_s": f"{record['examples_per_second']:.0f}",
           "moves_s": f"{record['moves_per_second']:.0f}"},
-      tensorboard=tensorboard)
+      tensorboard=tensorboard, stall_seconds=stall_seconds)

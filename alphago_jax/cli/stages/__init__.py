@@ -203,9 +203,10 @@ def main(stage: str, argv: Optional[List[str]] = None,
 
 
 def command_for(stage: str, options: Any, *, output: str,
-                resume: bool = False, hours: Optional[float] = None):
+                resume: bool = False, hours: Optional[float] = None,
+                stall_minutes: Optional[float] = None):
   """The stage's `Command` for recorded `options` (a repeat or a resume);
-  `resume` and `hours` where the stage has those flags."""
+  `resume`, `hours` and `stall_minutes` where the stage has those flags."""
   module = load(stage)
   names = {f.name for f in dataclasses.fields(module.Command)}
   call = {"output": output, "options": options}
@@ -216,6 +217,11 @@ def command_for(stage: str, options: Any, *, output: str,
       raise rundir.RunConfigError(f"--hours: the {stage} stage has no time "
                                   "limit")
     call["hours"] = hours
+  if stall_minutes is not None:
+    if "stall_minutes" not in names:
+      raise rundir.RunConfigError(f"--stall-minutes: the {stage} stage has "
+                                  "no training loop to watch")
+    call["stall_minutes"] = stall_minutes
   return module.Command(**call)
 
 
