@@ -320,7 +320,9 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
     ("sl-policy-19-vs-gnugo10-seed3", "level10-024-black.sgf", 75, 24),
     ("sl-policy-19-vs-gnugo10-seed5", "level10-026-white.sgf", 46, 26),
     ("sl-policy-19-long-ensemble-vs-gnugo10-seed7", "level10-041-white.sgf",
-     74, 41)])
+     74, 41),
+    ("sl-policy-19-long-ensemble-vs-gnugo10-seed8", "level10-025-white.sgf",
+     62, 25)])
 def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
                                                          seed):
   # The match games left unplayed (docs/results/...-seedS/unplayed/) are GNU
