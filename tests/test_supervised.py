@@ -272,7 +272,9 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
   # The commands' `main`s, in one process (helpers.run_mains).
-  first, again, resumed, evaluated, refused = run_mains([
+  deep, wide = tmp_path / "deep", tmp_path / "wide"
+  (first, again, resumed, evaluated, refused, deepened,
+   mismatched) = run_mains([
       # The stall guard armed (it never fires on a healthy run).
       (args[0], args[1:] + ["--stall-minutes", "30"]),
       # A second start refuses to overwrite; --resume continues (here: done).
@@ -282,7 +284,12 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
       (EVAL_POLICY, ["--data", PRO, "--checkpoint", out, "--cache",
                      tmp_path / "cache", "--limit", "200"]),
       # An AlphaZero checkpoint is refused, by name.
-      (EVAL_POLICY, ["--data", PRO, "--checkpoint", GO9])])
+      (EVAL_POLICY, ["--data", PRO, "--checkpoint", GO9]),
+      # A deeper network starts from the trained one; a wider cannot.
+      (args[0], args[1:-4] + ["--output", deep, "--cache", tmp_path / "cache",
+                              "--layers", "5", "--init-from", out]),
+      (args[0], args[1:-4] + ["--output", wide, "--cache", tmp_path / "cache",
+                              "--filters", "16", "--init-from", out])])
   assert first.returncode == 0, first.stderr[-3000:]
   result = first.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=40 samples=1280 test_top1="), result
@@ -304,6 +311,15 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert refused.returncode == 1
   assert "not a policy-network checkpoint" in refused.stderr
   assert os.path.join(GO9, "checkpoints") in refused.stderr
+  assert deepened.returncode == 0, deepened.stderr[-3000:]
+  assert (f"starting network: {out} step 40, deepened to 5 layers by "
+          f"identity layers") in deepened.stdout
+  # It starts where the 3-layer run ended, not at chance.
+  start = read_metrics(deep / "metrics.jsonl")[0]["loss"]
+  assert start < records[0]["loss"] - 0.2, (start, records[0]["loss"])
+  assert mismatched.returncode == 1
+  assert (f"--init-from: {out} holds a 3x8 plain network" in
+          mismatched.stderr and "cannot start a 3x16" in mismatched.stderr)
 
 
 def _counter_state():
@@ -385,3 +401,53 @@ def test_sl_policy_presets():
   # Round trip through config.json.
   assert sl.SupervisedConfig.from_json(json.loads(json.dumps(
       paper.to_json()))) == paper
+
+
+@pytest.mark.parametrize("num_layers", [4, 5, 7, 12])
+def test_deepened_network_plays_the_same_moves(num_layers):
+  # Identity layers between the trained ones leave every logit as it was
+  # (their input is a ReLU's output), on positions with stones and on an
+  # empty board.
+  from alphago_jax.models import deepen_policy  # pylint: disable=import-outside-toplevel
+  config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
+  variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
+  # Non-zero biases too, as a trained network has.
+  keys = iter(jax.random.split(jax.random.key(1), 20))
+  variables = jax.tree.map(
+      lambda x: x + 0.1 * jax.random.normal(next(keys), x.shape), variables)
+  planes = jax.random.bernoulli(jax.random.key(2), 0.3,
+                                (6, 9, 9, config.num_planes))
+  planes = planes.astype(jnp.float32).at[0].set(0.0)
+  deeper, deeper_vars = deepen_policy(config, variables,
+                                      num_layers=num_layers)
+  assert deeper.num_layers == num_layers and num_params(deeper_vars) == (
+      num_params(variables) + (num_layers - 4) * (9 * 8 * 8 + 8))
+  np.testing.assert_allclose(
+      PolicyNet(deeper).apply(deeper_vars, planes),
+      PolicyNet(config).apply(variables, planes), rtol=0, atol=1e-6)
+  # The trained layers keep their order: the first layer, the last trunk
+  # layer and the output are the trained ones.
+  params = deeper_vars["params"]
+  for old, new in ((0, 0), (2, num_layers - 2), (3, num_layers - 1)):
+    np.testing.assert_array_equal(params[f"Conv_{new}"]["kernel"],
+                                  variables["params"][f"Conv_{old}"]["kernel"])
+
+
+def test_deepen_and_init_refuse_what_does_not_fit():
+  from alphago_jax.models import deepen_policy  # pylint: disable=import-outside-toplevel
+  config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
+  variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
+  with pytest.raises(ValueError, match="num_layers must be an integer >= 4"):
+    deepen_policy(config, variables, num_layers=3)
+  residual = dataclasses.replace(config, trunk="residual")
+  with pytest.raises(ValueError, match="only a plain trunk"):
+    deepen_policy(residual, init_policy_variables(PolicyNet(residual),
+                                                  jax.random.key(0)),
+                  num_layers=6)
+  with pytest.raises(ValueError, match="not a 6x8 plain network on"):
+    sl.init_supervised_state(_tiny(model=dataclasses.replace(
+        config, num_layers=6)), 0, variables=variables)
+  state = sl.init_supervised_state(_tiny(model=config), 0,
+                                   variables=variables)
+  np.testing.assert_array_equal(state.params["Conv_2"]["kernel"],
+                                variables["params"]["Conv_2"]["kernel"])

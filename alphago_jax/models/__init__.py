@@ -3,8 +3,8 @@ supervised policy network p_σ, value network v_θ and fast rollout policy
 p_π."""
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
-                                       init_policy_variables, make_policy_fn,
-                                       symmetric_log_policy)
+                                       deepen_policy, init_policy_variables,
+                                       make_policy_fn, symmetric_log_policy)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables, make_value_fn,
                                       symmetric_mean)
@@ -20,7 +20,8 @@ from alphago_jax.models.resnet import (MASKED_LOGIT, EvaluateFn,
                                        stack_variables)
 
 __all__ = ["EvaluateFn", "MASKED_LOGIT", "PatternRolloutPolicy", "PolicyNet",
-           "PolicyNetConfig", "RolloutWeightsError", "load_rollout_policy",
+           "PolicyNetConfig", "RolloutWeightsError", "deepen_policy",
+           "load_rollout_policy",
            "pattern_logits",
            "PolicyValueNet", "ResNetConfig", "ResidualBlock",
            "init_policy_variables", "init_variables", "make_evaluate_fn",

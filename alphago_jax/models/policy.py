@@ -168,6 +168,49 @@ def init_policy_variables(network: PolicyNet, key: chex.PRNGKey
   return variables
 
 
+def deepen_policy(config: PolicyNetConfig, variables: chex.ArrayTree, *,
+                  num_layers: int) -> Tuple[PolicyNetConfig, chex.ArrayTree]:
+  """The same function as a deeper plain network (Net2DeeperNet, Chen et
+  al. 2016): 3x3 layers whose kernel is the identity at its centre are
+  spread between the trained ones. Every trunk layer's input is a ReLU's
+  output, which such a layer followed by a ReLU returns unchanged, so the
+  deeper network's logits are the shallower's and training goes on from
+  its accuracy instead of from chance.
+
+  Args:
+    config: the trained network's (plain trunk).
+    variables: its `{"params", "batch_stats"}`.
+    num_layers: the deeper network's convolutions, >= `config.num_layers`.
+
+  Returns:
+    the deeper network's config and variables.
+  """
+  if config.trunk != "plain":
+    raise ValueError(f"deepen_policy: only a plain trunk deepens by "
+                     f"identity layers, this network's is {config.trunk!r}")
+  _int("num_layers", num_layers, config.num_layers)
+  old, new = config.num_layers - 2, num_layers - 2  # 3x3 trunk layers
+  params = variables["params"]
+  k = config.filters
+  # A new pair of arrays for each layer: a training step donates its
+  # parameters, and XLA refuses to donate one buffer twice.
+  identity = lambda: {
+      "kernel": jnp.zeros((3, 3, k, k), jnp.float32).at[1, 1].set(
+          jnp.eye(k)), "bias": jnp.zeros((k,), jnp.float32)}
+  # Old trunk layer j goes to slot (j + 1) * new // old - 1, so the trained
+  # layers stay in order with identities spread between them.
+  slots = {(j + 1) * new // old - 1: j for j in range(old)}
+  deeper = {name: value for name, value in params.items()
+            if not name.startswith("Conv_")}
+  deeper["Conv_0"] = params["Conv_0"]
+  for slot in range(new):
+    deeper[f"Conv_{slot + 1}"] = (params[f"Conv_{slots[slot] + 1}"]
+                                  if slot in slots else identity())
+  deeper[f"Conv_{new + 1}"] = params[f"Conv_{old + 1}"]
+  return (dataclasses.replace(config, num_layers=num_layers),
+          {"params": deeper, "batch_stats": variables["batch_stats"]})
+
+
 def make_policy_fn(network: PolicyNet):
   """Inference-mode `(variables, planes [B, N, N, C], legal [B, A] or None)
   -> logits [B, A]`."""

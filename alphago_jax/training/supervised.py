@@ -202,11 +202,27 @@ def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
 
 
 def init_supervised_state(config: SupervisedConfig, seed: int, *,
-                          mesh: Optional[Mesh] = None) -> TrainState:
-  """A fresh run: random network, step 0, key from `seed` (no buffer)."""
+                          mesh: Optional[Mesh] = None,
+                          variables: Optional[Dict[str, Any]] = None
+                          ) -> TrainState:
+  """A fresh run: step 0, key from `seed` (no buffer), a fresh optimizer,
+  and a random network or `variables` (e.g. a trained one, or one made
+  deeper by `models.deepen_policy`).
+
+  Raises:
+    ValueError: `variables` are not of `config.model`'s network.
+  """
   _check_mesh(config, mesh)
   init_key, run_key = jax.random.split(jax.random.key(seed))
-  variables = init_policy_variables(PolicyNet(config.model), init_key)
+  fresh = init_policy_variables(PolicyNet(config.model), init_key)
+  if variables is not None:
+    shapes = lambda tree: jax.tree.map(jnp.shape, tree)
+    if shapes(variables) != shapes(fresh):
+      raise ValueError(
+          f"the starting network is not a {config.model.num_layers}x"
+          f"{config.model.filters} {config.model.trunk} network on "
+          f"{config.model.num_planes} planes")
+  variables = fresh if variables is None else variables
   state = TrainState(
       params=variables["params"], batch_stats=variables["batch_stats"],
       opt_state=make_optimizer(config).init(variables["params"]),
@@ -403,7 +419,8 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
                      checkpoint_every: int = 0, resume: bool = True,
                      log: Optional[Callable[[str], None]] = None,
                      progress: bool = False,
-                     tensorboard: Optional[bool] = None
+                     tensorboard: Optional[bool] = None,
+                     init_variables: Optional[Dict[str, Any]] = None
                      ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) supervised training of the policy network.
 
@@ -431,12 +448,15 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
     log: called with each record as one line.
     progress: a tqdm bar of the samples.
     tensorboard: as in `training.train`.
+    init_variables: the network a new run starts from (default random);
+      a resumed run starts from its checkpoint.
 
   Returns:
     the final state and this call's records.
 
   Raises:
     CheckpointMismatchError: the checkpoint is of another network.
+    ValueError: `init_variables` are of another network.
   """
   if train.size != config.model.board_size:
     raise ValueError(f"train_supervised: the positions are {train.size}x"
@@ -451,7 +471,8 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
     return {f"eval_{k}": v for k, v in result.items()}
 
   return position_stage.run(
-      init_supervised_state(config, seed, mesh=mesh),
+      init_supervised_state(config, seed, mesh=mesh,
+                            variables=init_variables),
       make_train_step(config, mesh=mesh), train,
       batch_size=config.batch_size, seed=seed, max_samples=max_samples,
       architecture=config.architecture(), mesh=mesh,

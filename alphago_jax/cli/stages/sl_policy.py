@@ -80,6 +80,11 @@ class Own(groups.Group):
       linear decay over the last --decay-fraction: a horizon re-planned
       before the decay moves no rate) or constant (default: the preset's).
     decay_fraction: wsd's decay, a share of the horizon (default 0.2).
+    init_from: start the run from this policy checkpoint (a run or
+      checkpoint directory) instead of a random network: the same network,
+      or a shallower plain one of the same width and planes, which
+      identity layers make deeper without changing its moves
+      (`models.deepen_policy`); the optimizer starts fresh.
   """
   limit: Optional[int] = None
   preset: Literal["cpu", "paper"] = "cpu"
@@ -93,6 +98,7 @@ class Own(groups.Group):
   total_samples: Optional[int] = None
   schedule: Optional[Literal["cosine", "wsd", "constant"]] = None
   decay_fraction: Optional[float] = None
+  init_from: Optional[str] = None
 
   def __post_init__(self):
     super().__post_init__()
@@ -180,6 +186,39 @@ def build_config(options):
   return dataclasses.replace(config, model=model, **overrides)
 
 
+def starting_network(path: str, model):
+  """The variables of the policy checkpoint at `path` as a `model`
+  network: as they are, or deepened by identity layers.
+
+  Raises:
+    FileNotFoundError, CheckpointMismatchError: no policy checkpoint there.
+    ValueError: its network cannot become `model` (the message names both).
+  """
+  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models import policy
+  from alphago_jax.training import checkpoint as ckpt
+  from alphago_jax.training import supervised as sl
+  source, variables, step = sl.load_policy(ckpt.steps_directory(path))
+  if (source.num_layers < model.num_layers
+      and dataclasses.replace(source, num_layers=model.num_layers) == model):
+    source, variables = policy.deepen_policy(source, variables,
+                                             num_layers=model.num_layers)
+    how = f"deepened to {model.num_layers} layers by identity layers"
+  else:
+    how = "as it is"
+  if source != model:
+    raise ValueError(
+        f"{path} holds a {source.num_layers}x{source.filters} "
+        f"{source.trunk} network on {source.num_planes} planes "
+        f"({source.board_size}x{source.board_size}), which cannot start a "
+        f"{model.num_layers}x{model.filters} {model.trunk} network on "
+        f"{model.num_planes} planes ({model.board_size}x"
+        f"{model.board_size}): give the same network, or a shallower plain "
+        f"one of the same width, planes and board")
+  stages.log(f"starting network: {path} step {step}, {how}")
+  return variables
+
+
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
   try:
@@ -246,11 +285,20 @@ def run(command: Command) -> int:
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("sl_policy: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None
+  init_variables = None
+  if options.init_from is not None and not resuming:
+    try:
+      init_variables = starting_network(options.init_from, config.model)
+    except (FileNotFoundError, ckpt.CheckpointMismatchError,
+            ValueError) as e:
+      print(f"error: --init-from: {e}", file=sys.stderr)
+      return 1
   try:
     state, history = sl.train_supervised(
         config, train, seed=seed,
         eval_positions=sl.eval_subset(test, options.eval_positions),
         output_dir=output, mesh=mesh, eval_every=options.eval_every,
+        init_variables=init_variables,
         **stages.loop_limits(command, options))
   except ckpt.CheckpointMismatchError as e:
     print(f"error: {e}", file=sys.stderr)
