@@ -322,7 +322,9 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
     ("sl-policy-19-long-ensemble-vs-gnugo10-seed7", "level10-041-white.sgf",
      74, 41),
     ("sl-policy-19-long-ensemble-vs-gnugo10-seed8", "level10-025-white.sgf",
-     62, 25)])
+     62, 25),
+    ("sl-policy-19-long-ensemble-vs-gnugo10-seed9", "level10-048-white.sgf",
+     66, 48)])
 def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
                                                          seed):
   # The match games left unplayed (docs/results/...-seedS/unplayed/) are GNU

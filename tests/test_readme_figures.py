@@ -5,6 +5,7 @@ the agreement fails here)."""
 
 import json
 import os
+import statistics
 
 from alphago_jax.evaluation import stats
 
@@ -218,6 +219,7 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
   of 50, seeds 6 to 9), as far as its blocks are committed: each block's
   count is its SGFs' and its log's, and the README's totals are theirs."""
   won = played = unplayed_all = 0
+  colours = {"black": [0, 0], "white": [0, 0]}
   blocks = [s for s in (6, 7, 8, 9) if os.path.isdir(os.path.join(
       ROOT, "docs", "results", f"sl-policy-19-long-ensemble-vs-gnugo10-seed{s}"))]
   assert blocks, "no block of the second pre-planned match is committed"
@@ -228,12 +230,26 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
     assert _read(*folder, "log.txt").startswith(
         "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
         "8-symmetry ensemble")
+    for colour, (w, n) in tally.items():
+      colours[colour][0] += w
+      colours[colour][1] += n
     won += sum(w for w, _ in tally.values())
     played += sum(n for _, n in tally.values())
     unplayed_all += unplayed
   lo, hi = stats.wilson_interval(won, played)
   head = ("The second pre-planned match" if len(blocks) == 4 else
           f"So far, {len(blocks)} of its 4 blocks")
+  if len(blocks) == 4:
+    said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
+         f"as White {colours['white'][0]} of {colours['white'][1]}")
+    # The gain over the first pre-planned match (seeds 2 to 5).
+    first = [_match_wins("docs", "results", f"sl-policy-19-vs-gnugo10-seed{s}")
+             for s in (2, 3, 4, 5)]
+    k1, n1 = (sum(t[i] for tally in first for t in tally.values())
+              for i in (0, 1))
+    d_lo, d_hi = stats.difference_interval(won, played, k1, n1)
+    said(f"gained {100 * (won / played - k1 / n1):.1f} points "
+         f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}]")
   said(f"{head}: {won} wins of {played} played, {100 * won / played:.1f}% "
        f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
   counted = played + unplayed_all
@@ -242,20 +258,20 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
        f"{100 * hi:.1f}] with GNU Go's crashes counted as losses")
 
 
-def test_19x19_preplanned_match_review_is_the_committed_games():
-  """`match_review.py`'s table of the pre-planned games: one row for each
-  committed SGF, with its result, and the README's counts are its."""
+def _review(name, prefix, seeds):
+  """`match_review.py`'s table `docs/results/NAME` of the blocks
+  `PREFIX-seedS`: one row for each committed SGF, with its result, its
+  first pass recomputed, and every game GNU Go did not resign passed in.
+  Returns the summary, the reviews, and the games GNU Go resigned."""
   # pylint: disable=import-outside-toplevel
   import csv
   from alphago_jax.evaluation import match_review
   from alphago_jax.games import sgf
-  name = "sl-policy-19-vs-gnugo10-preplanned-review.csv"
   rows = list(csv.DictReader(_read("docs", "results", name).splitlines()))
   games = sorted(
-      f"docs/results/sl-policy-19-vs-gnugo10-seed{s}/{n}"
-      for s in (2, 3, 4, 5)
-      for n in os.listdir(os.path.join(
-          ROOT, "docs", "results", f"sl-policy-19-vs-gnugo10-seed{s}"))
+      f"docs/results/{prefix}-seed{s}/{n}" for s in seeds
+      for n in os.listdir(os.path.join(ROOT, "docs", "results",
+                                       f"{prefix}-seed{s}"))
       if n.endswith(".sgf"))
   assert [r["source"] for r in rows] == games
   reviews = []
@@ -270,12 +286,18 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
         plies=len(record.moves), winner=record.winner,
         result=sgf.result_score(record.result), first_pass=first,
         count_at_pass=sgf.result_score(row["count_at_pass"] or None)))
-  s = match_review.summarize(reviews)
-  assert s["games"] == 198 and s["won"] == 66
-  # Every game GNU Go did not resign, it passed in.
   assert all(r["result"].endswith("+R") == (r["first_pass"] == "")
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
+  return match_review.summarize(reviews), reviews, resigned
+
+
+def test_19x19_preplanned_match_review_is_the_committed_games():
+  """The first pre-planned match's review: the README's counts are its."""
+  s, reviews, resigned = _review(
+      "sl-policy-19-vs-gnugo10-preplanned-review.csv",
+      "sl-policy-19-vs-gnugo10", (2, 3, 4, 5))
+  assert s["games"] == 198 and s["won"] == 66
   said(f"GNU Go passed in {s['gnugo_passed']} of the 198 games (it resigned "
        f"the other {resigned}), and in {s['count_is_result']} of them its "
        f"count there was the final result")
@@ -286,6 +308,27 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
   said(f"seed 5, game 47, which the network led by "
        f"{abs(r.count_at_pass):g} there and lost by {abs(r.result):g}")
   assert r.source.endswith("seed5/level10-047-white.sgf")
+
+
+def test_19x19_second_preplanned_match_review_is_the_committed_games():
+  """The second pre-planned match's review: the README's counts are its."""
+  s, reviews, resigned = _review(
+      "sl-policy-19-long-ensemble-vs-gnugo10-review.csv",
+      "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9))
+  assert s["games"] == 197 and s["won"] == 89
+  said(f"GNU Go passed in {s['gnugo_passed']} of its 197 games (it resigned "
+       f"the other {resigned}), and in {s['count_is_result']} of them its "
+       f"count there was the final result; no game changed winner after "
+       f"GNU Go's pass")
+  assert s["lost_when_ahead"] == s["won_when_behind"] == 0
+  # The network's losses (it never resigns): their margins.
+  margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
+                   for r in reviews if r.winner == r.gnugo_colour)
+  assert len(margins) == s["games"] - s["won"] and min(margins) > 0
+  said(f"of its {len(margins)}, by a median of "
+       f"{statistics.median(margins):g} points, "
+       f"{sum(m >= 20 for m in margins)} by 20 points or more")
+
 
 def test_19x19_value_figures_are_the_committed_runs():
   # One position per self-play game: the committed network's last test.
