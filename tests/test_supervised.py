@@ -317,7 +317,10 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   # It starts where the 3-layer run ended, not at chance.
   start = read_metrics(deep / "metrics.jsonl")[0]["loss"]
   assert start < records[0]["loss"] - 0.2, (start, records[0]["loss"])
+  assert json.loads((deep / "config.json").read_text())[
+      "init_from_step"] == 40
   assert mismatched.returncode == 1
+  assert not wide.exists()  # a refused start leaves no run behind
   assert (f"--init-from: {out} holds a 3x8 plain network" in
           mismatched.stderr and "cannot start a 3x16" in mismatched.stderr)
 

@@ -188,7 +188,7 @@ def build_config(options):
 
 def starting_network(path: str, model):
   """The variables of the policy checkpoint at `path` as a `model`
-  network: as they are, or deepened by identity layers.
+  network (as they are, or deepened by identity layers), and its step.
 
   Raises:
     FileNotFoundError, CheckpointMismatchError: no policy checkpoint there.
@@ -216,7 +216,7 @@ def starting_network(path: str, model):
         f"{model.board_size}): give the same network, or a shallower plain "
         f"one of the same width, planes and board")
   stages.log(f"starting network: {path} step {step}, {how}")
-  return variables
+  return variables, step
 
 
 def run(command: Command) -> int:
@@ -265,6 +265,19 @@ def run(command: Command) -> int:
     except ValueError as e:
       return stages.fail(str(e))
     seed = options.seed
+  # The starting network before anything is written: a refused one
+  # leaves no run behind. A resume starts from its checkpoint instead.
+  init_variables = init_step = None
+  if resuming:
+    init_step = saved.get("init_from_step")
+  elif options.init_from is not None:
+    try:
+      init_variables, init_step = starting_network(options.init_from,
+                                                   config.model)
+    except (FileNotFoundError, ckpt.CheckpointMismatchError,
+            ValueError) as e:
+      print(f"error: --init-from: {e}", file=sys.stderr)
+      return 1
   # A resume without --cache reads the cache the run started with.
   cache_root = options.cache if options.cache is not None or not resuming \
       else saved.get("cache")
@@ -281,18 +294,11 @@ def run(command: Command) -> int:
     # The paths as given, not absolute: run directories get committed.
     stages.write_json(run_files.config_path, {
         "config": config.to_json(), "dataset": dataset,
-        "data": options.data, "cache": cache_root, "seed": seed})
+        "data": options.data, "cache": cache_root, "seed": seed,
+        **({} if init_step is None else {"init_from_step": init_step})})
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("sl_policy: output ready")
   mesh = make_mesh() if jax.device_count() > 1 else None
-  init_variables = None
-  if options.init_from is not None and not resuming:
-    try:
-      init_variables = starting_network(options.init_from, config.model)
-    except (FileNotFoundError, ckpt.CheckpointMismatchError,
-            ValueError) as e:
-      print(f"error: --init-from: {e}", file=sys.stderr)
-      return 1
   try:
     state, history = sl.train_supervised(
         config, train, seed=seed,
