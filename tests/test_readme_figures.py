@@ -261,8 +261,9 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
 def _review(name, prefix, seeds):
   """`match_review.py`'s table `docs/results/NAME` of the blocks
   `PREFIX-seedS`: one row for each committed SGF, with its result, its
-  first pass recomputed, and every game GNU Go did not resign passed in.
-  Returns the summary, the reviews, and the games GNU Go resigned."""
+  first pass recomputed, and every game GNU Go did not resign passed in;
+  the README's sentence on it is so. Returns the summary and the
+  reviews."""
   # pylint: disable=import-outside-toplevel
   import csv
   from alphago_jax.evaluation import match_review
@@ -289,18 +290,19 @@ def _review(name, prefix, seeds):
   assert all(r["result"].endswith("+R") == (r["first_pass"] == "")
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
-  return match_review.summarize(reviews), reviews, resigned
+  s = match_review.summarize(reviews)
+  said(f"GNU Go passed in {s['gnugo_passed']} of the {s['games']} games (it "
+       f"resigned the other {resigned}), and in {s['count_is_result']} of "
+       f"them its count there was the final result")
+  return s, reviews
 
 
 def test_19x19_preplanned_match_review_is_the_committed_games():
   """The first pre-planned match's review: the README's counts are its."""
-  s, reviews, resigned = _review(
+  s, reviews = _review(
       "sl-policy-19-vs-gnugo10-preplanned-review.csv",
       "sl-policy-19-vs-gnugo10", (2, 3, 4, 5))
   assert s["games"] == 198 and s["won"] == 66
-  said(f"GNU Go passed in {s['gnugo_passed']} of the 198 games (it resigned "
-       f"the other {resigned}), and in {s['count_is_result']} of them its "
-       f"count there was the final result")
   flips = [r for r in reviews if r.decided_after_pass]
   assert s["lost_when_ahead"] == len(flips) == 1
   assert s["won_when_behind"] == 0
@@ -312,14 +314,11 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
 
 def test_19x19_second_preplanned_match_review_is_the_committed_games():
   """The second pre-planned match's review: the README's counts are its."""
-  s, reviews, resigned = _review(
+  s, reviews = _review(
       "sl-policy-19-long-ensemble-vs-gnugo10-review.csv",
       "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9))
   assert s["games"] == 197 and s["won"] == 89
-  said(f"GNU Go passed in {s['gnugo_passed']} of its 197 games (it resigned "
-       f"the other {resigned}), and in {s['count_is_result']} of them its "
-       f"count there was the final result; no game changed winner after "
-       f"GNU Go's pass")
+  said("the final result; no game changed winner after GNU Go's pass")
   assert s["lost_when_ahead"] == s["won_when_behind"] == 0
   # The network's losses (it never resigns): their margins.
   margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
