@@ -2,8 +2,8 @@
 
 XLA runs each CPU device on its own thread, and one device's convolution
 uses one core, so a data-parallel mesh over one CPU device per core is how a
-run uses every core of a CPU-only machine (measured on 2 cores: self-play of
-the go9 network 2.1x faster on 2 devices than on 1). Accelerators are
+run uses every core of a CPU-only machine (`benchmarks/selfplay.py` compares
+one device with one per core). Accelerators are
 unaffected: the setting only shapes the host platform.
 
 The count must be fixed before JAX starts a backend, i.e. before the first

@@ -26,20 +26,11 @@ so `--replot` redraws it from an existing JSON without playing a game.
 Needs matplotlib for the plot (`pip install matplotlib`); without it the
 table is still written.
 
-Measured cost (2-core CPU shared with the training run and other tests,
-Dec 2026; this process got about a third of the machine): one UCT-16 move
-with rollouts to the end (the 162-move cap) costs 5.8 s for a batch of 32
-games at move 0, 4.7 s at move 40 and 2.4 s at move 80, i.e. about 7-10 s
-of wall-clock per UCT game; GNU Go takes 0.03 s a move at level 1 and 0.7 s
-at level 10, and a level-10 game lasts about a minute. Each new batch shape
-compiles the network search (~40 s) or UCT (~50 s) once. Measured with 2
-networks at --games 4 --final-uct-games 8 --gnugo1-games 4 --gnugo10-games 2
---anchor-games 2: vs random 8 games 59 s, vs UCT 12 games 166 s, vs GNU Go
-1 8 games 29 s, vs GNU Go 10 2 games 165 s, anchor pairs 73 s. Hence the
-defaults, estimated at 15 min for 3 networks and 22 min for 6: 8 games per network
-against random, UCT and GNU Go 1 (32 for the last network against UCT, for
-the 90% target), and GNU Go 10 (slow, and far stronger) only against the
-last network, 4 games; 8 games per anchor pair.
+The defaults are sized by cost: UCT with rollouts to the end and GNU Go
+level 10 are the slow anchors, and each new batch shape compiles a search
+once. So 8 games per network against random, UCT and GNU Go 1 (32 for the
+last network against UCT, for the 90% target), GNU Go 10 (slow, and far
+stronger) only against the last network, 4 games; 8 games per anchor pair.
 
     python experiments/go9_learning_curve.py [--run runs/go9] [--docs docs]
     python experiments/go9_learning_curve.py --replot [--docs docs]

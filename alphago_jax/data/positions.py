@@ -29,7 +29,7 @@ Positions are those before each move of the record: passes the record
 plays are examples (label `N²`); passes the engine inserts where a colour
 moves twice are not (they are still plies of the history).
 
-Replay is on the host (a small Python board: 10x faster than stepping the
+Replay is on the host (a small Python board: much faster than stepping the
 engine one move at a time, and no compilation per game length), under the
 engine's rules for records: simple ko, suicide illegal, nothing after two
 passes; a game with a move illegal under them is skipped ("illegal move").

@@ -1,14 +1,13 @@
 """Uniformly random playouts, the Monte Carlo evaluator of classic MCTS.
 
 Also a cheap PRNG for the inner loops of search. On CPU, JAX's default
-threefry costs ~0.3 ms per `[1024, 9]` uniform draw (measured inside a jitted
-loop; 'rbg' is no cheaper there), and UCT draws several times per simulation
-(mctx splits a key per game per tree level, the UCB1 tie-break draws noise,
-every rollout draws per move), so threefry dominated batched UCT. The
-`hash32` implementation below is a counter-based hash: each output word is
-two rounds of an integer finaliser over (key, counter), ~20 integer ops that
-XLA fuses into the consumer (~12x cheaper than threefry per draw, measured
-the same way). It is not cryptographic and is meant for Monte Carlo
+threefry (and 'rbg') is costly per draw, and UCT draws several times per
+simulation (mctx splits a key per game per tree level, the UCB1 tie-break
+draws noise, every rollout draws per move), so threefry would dominate
+batched UCT. The `hash32` implementation
+below is a counter-based hash: each output word is two rounds of an integer
+finaliser over (key, counter), ~20 integer ops that XLA fuses into the
+consumer, an order of magnitude cheaper per draw. It is not cryptographic and is meant for Monte Carlo
 decisions only; searches seed it once from the caller's key
 (`hash_prng_key`), so results stay a pure function of that key.
 """
