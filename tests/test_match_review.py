@@ -6,11 +6,14 @@ import shutil
 import subprocess
 import sys
 
+import jax
+import numpy as np
 import pytest
 
 from alphago_jax import gtp
 from alphago_jax.evaluation import match_review
 from alphago_jax.games import sgf
+from alphago_jax.games.go import Go
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BLOCKS = os.path.join(ROOT, "docs", "results")
@@ -79,22 +82,80 @@ def test_bad_records_are_refused_naming_the_file():
     match_review.review_game(_with(record, setup_black=(0,)))
 
 
+# A ladder on 13x13, worked by hand. Black walls the White stone at (6, 6)
+# in (White answers far away), White runs it out towards the top right
+# corner, each White move giving the chain exactly two liberties and each
+# Black move taking one, until White's (0, 10) leaves one and Black takes
+# the chain at (0, 9). (row, col), row 0 the top row.
+_OPENING = [(5, 6), (12, 0), (6, 5), (12, 1), (7, 7), (6, 6)]
+_LADDER = [(7, 6), (6, 7), (6, 8), (5, 7), (4, 7), (5, 8), (5, 9), (4, 8),
+           (3, 8), (4, 9), (4, 10), (3, 9), (2, 9), (3, 10), (3, 11),
+           (2, 10), (1, 10), (2, 11), (2, 12), (1, 11), (1, 12), (0, 11),
+           (0, 12), (0, 10), (0, 9)]
+# The board at the end: the 13 White stones of the ladder are gone.
+_AFTER_LADDER = """
+.........X..X
+..........X.X
+.........X..X
+........X..X.
+.......X..X..
+......X..X...
+.....X..X....
+......XX.....
+.............
+.............
+.............
+.............
+OO...........
+"""
+
+
+def _game(points, size=13):
+  return sgf.GameRecord(size=size, komi=7.5, moves=tuple(
+      (i % 2, r * size + c) for i, (r, c) in enumerate(points)))
+
+
+def test_a_ladder_run_out_and_captured_is_a_lost_atari_run():
+  record = _game(_OPENING + _LADDER)
+  # The engine agrees with the drawn board: the ladder was captured.
+  game = Go(size=13)
+  state = game.init(jax.random.PRNGKey(0))
+  for _, a in record.moves:
+    state = game.step(state, a)
+  rows = ["".join({0: ".", 1: "X", -1: "O"}[int(v)] for v in row) for row in
+          np.sign(np.asarray(state.board)).reshape(13, 13)]
+  assert rows == _AFTER_LADDER.split()
+  # White's 11 moves from (6, 7) to (0, 11) each left two liberties;
+  # (0, 10) left one and is not an extension. Black never ran.
+  assert match_review.lost_atari_run(record, 1) == 11
+  assert match_review.lost_atari_run(record, 0) == 0
+
+
+def test_a_ladder_that_escapes_is_not_a_lost_run():
+  # A White stone at (3, 10) instead of (12, 1): White's (3, 9) joins it
+  # with four liberties, the run of five ends there and the chain lives.
+  opening = _OPENING[:3] + [(3, 10)] + _OPENING[4:]
+  assert match_review.lost_atari_run(_game(opening + _LADDER[:12]), 1) == 0
+
+
 def test_summary_counts_from_the_side_of_gnugos_opponent():
-  def review(gnugo, winner, result, count):
+  def review(gnugo, winner, result, count, run=0, gnugo_run=0):
     return match_review.Review(
         source="x", gnugo_colour=gnugo, plies=10, winner=winner,
         result=result, first_pass=None if count is None else 5,
-        count_at_pass=count)
+        count_at_pass=count, lost_atari_run=run,
+        gnugo_lost_atari_run=gnugo_run)
   reviews = [
-      review(1, 0, 3.5, 3.5),     # won, decided in play
-      review(1, 1, -2.5, 10.5),   # led by GNU Go's count, lost
-      review(0, 1, -4.5, 6.5),    # behind by its count, won
-      review(0, 0, None, None),   # resigned by us: GNU Go never passed
-      review(1, None, 0.0, 0.0),  # a draw: no winner, no flip
+      review(1, 0, 3.5, 3.5, run=9),      # won, decided in play
+      review(1, 1, -2.5, 10.5, run=5),    # led by GNU Go's count, lost
+      review(0, 1, -4.5, 6.5, gnugo_run=6),  # behind by its count, won
+      review(0, 0, None, None, run=4),    # resigned by us
+      review(1, None, 0.0, 0.0),          # a draw: no winner, no flip
   ]
   assert match_review.summarize(reviews) == {
       "games": 5, "won": 2, "gnugo_passed": 4, "count_is_result": 2,
-      "lost_when_ahead": 1, "won_when_behind": 1}
+      "lost_when_ahead": 1, "won_when_behind": 1,
+      "lost_with_ladder_run": 1, "gnugo_ladder_runs": 1}
 
 
 @needs_gnugo
@@ -114,13 +175,15 @@ def test_command_writes_the_table_and_result(tmp_path):
       capture_output=True, text=True, check=True).stdout
   assert out.strip().splitlines()[-1] == (
       "RESULT games=2 gnugo_passed=1 count_is_result=0 lost_when_ahead=1 "
-      "won_when_behind=0")
+      "won_when_behind=0 lost_with_ladder_run=0 gnugo_ladder_runs=0")
   assert "| ply 312 | W+39.5 | B+1.5 |" in out
   rows = (tmp_path / "r.csv").read_text().splitlines()
-  assert rows[0] == "source,gnugo_colour,plies,result,first_pass,count_at_pass"
+  assert rows[0] == ("source,gnugo_colour,plies,result,first_pass,"
+                     "count_at_pass,lost_atari_run,gnugo_lost_atari_run")
   plies = len(_record("seed2", "level10-001-black.sgf").moves)
-  assert rows[1].endswith(f"level10-001-black.sgf,W,{plies},B+R,,")
-  assert rows[2].endswith(",B,406,B+1.5,312,W+39.5")
+  assert rows[1].endswith(f"level10-001-black.sgf,W,{plies},B+R,,,0,0")
+  # The network's one atari extension in seed 5's game 47 was captured.
+  assert rows[2].endswith(",B,406,B+1.5,312,W+39.5,1,0")
 
 
 def test_command_refuses_a_folder_without_games(tmp_path):

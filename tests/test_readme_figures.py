@@ -282,11 +282,17 @@ def _review(name, prefix, seeds):
         record.moves)
     first = match_review.first_pass(record, opening_plies=2)
     assert row["first_pass"] == ("" if first is None else str(first))
+    gnugo = "BW".index(row["gnugo_colour"])
+    runs = [match_review.lost_atari_run(record, c) for c in (1 - gnugo,
+                                                             gnugo)]
+    assert [int(row["lost_atari_run"]),
+            int(row["gnugo_lost_atari_run"])] == runs
     reviews.append(match_review.Review(
-        source=row["source"], gnugo_colour="BW".index(row["gnugo_colour"]),
+        source=row["source"], gnugo_colour=gnugo,
         plies=len(record.moves), winner=record.winner,
         result=sgf.result_score(record.result), first_pass=first,
-        count_at_pass=sgf.result_score(row["count_at_pass"] or None)))
+        count_at_pass=sgf.result_score(row["count_at_pass"] or None),
+        lost_atari_run=runs[0], gnugo_lost_atari_run=runs[1]))
   assert all(r["result"].endswith("+R") == (r["first_pass"] == "")
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
@@ -306,6 +312,9 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
   flips = [r for r in reviews if r.decided_after_pass]
   assert s["lost_when_ahead"] == len(flips) == 1
   assert s["won_when_behind"] == 0
+  said(f"in the first match the network did in {s['lost_with_ladder_run']}"
+       f" of its {s['games'] - s['won']} losses, GNU Go in "
+       f"{'none' if s['gnugo_ladder_runs'] == 0 else s['gnugo_ladder_runs']}")
   r = flips[0]
   said(f"seed 5, game 47, which the network led by "
        f"{abs(r.count_at_pass):g} there and lost by {abs(r.result):g}")
@@ -327,6 +336,13 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
   said(f"of its {len(margins)}, by a median of "
        f"{statistics.median(margins):g} points, "
        f"{sum(m >= 20 for m in margins)} by 20 points or more")
+  # pylint: disable-next=import-outside-toplevel
+  from alphago_jax.evaluation import match_review
+  assert match_review.LADDER_RUN == 5
+  said(f"in {s['lost_with_ladder_run']} of the {len(margins)} the network "
+       f"ran a ladder out and lost it, a run of five or more")
+  assert s["gnugo_ladder_runs"] == 0
+  said(f"GNU Go did so in none of the {s['games']} games")
 
 
 def test_19x19_value_figures_are_the_committed_runs():

@@ -9,19 +9,31 @@ GNU Go up to its first pass (after the random opening plies, which GNU Go
 did not choose) and asks its `final_score`, which judges dead stones: if
 that count equals the final result, the game was decided in play; if it
 names the other winner, it was decided after GNU Go's pass.
+
+`lost_atari_run` looks for one way games are lost in play, a ladder run
+out that fails: the player's own consecutive moves each extend the same
+chain out of atari to exactly two liberties (the prey's move in a ladder,
+which the hunter answers with atari again), and the chain's last stone is
+not on the board at the end of the game. `summarize` counts the games
+with a lost run of `LADDER_RUN` moves or more, which is a ladder read
+wrong rather than a local fight.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from sgfmill import boards as sgfmill_boards
 
 from alphago_jax.games import sgf as sgf_lib
 from alphago_jax.games.go import Go
 from alphago_jax.gtp.gnugo_player import GnuGoPlayer
 
 GNUGO_NAME = "GNU Go"
+# Lost atari runs at least this long count as ladders run out that failed.
+LADDER_RUN = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +50,9 @@ class Review:
       opening plies, None when it never passed.
     count_at_pass: GNU Go's `final_score` right after that pass, as
       `black - white - komi`; None when it never passed.
+    lost_atari_run: GNU Go's opponent's longest atari run whose chain was
+      captured (`lost_atari_run`), 0 when none.
+    gnugo_lost_atari_run: the same for GNU Go.
   """
   source: str
   gnugo_colour: int
@@ -46,6 +61,8 @@ class Review:
   result: Optional[float]
   first_pass: Optional[int]
   count_at_pass: Optional[float]
+  lost_atari_run: int = 0
+  gnugo_lost_atari_run: int = 0
 
   @property
   def count_is_result(self) -> bool:
@@ -82,6 +99,88 @@ def first_pass(record: sgf_lib.GameRecord, *, opening_plies: int = 0
                and a == record.pass_action), None)
 
 
+def _chain(board: sgfmill_boards.Board, point: Tuple[int, int]
+           ) -> Tuple[Set[Tuple[int, int]], Set[Tuple[int, int]]]:
+  """The stones of the chain at `point` and its liberties."""
+  colour, size = board.get(*point), board.side
+  stones, liberties, todo = {point}, set(), [point]
+  while todo:
+    r, c = todo.pop()
+    for q in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+      if 0 <= q[0] < size and 0 <= q[1] < size:
+        v = board.get(*q)
+        if v is None:
+          liberties.add(q)
+        elif v == colour and q not in stones:
+          stones.add(q)
+          todo.append(q)
+  return stones, liberties
+
+
+def lost_atari_run(record: sgf_lib.GameRecord, colour: int) -> int:
+  """The longest run of `colour`'s atari extensions whose chain was lost.
+
+  An atari extension is a move next to the player's own chain in atari (one
+  liberty) after which the joined chain has exactly two liberties. A run
+  is a sequence of the player's consecutive moves that are all atari
+  extensions of the same chain (the opponent's moves in between do not
+  break it); it is lost when its last stone is not the player's at the end
+  of the record. A ladder run out that fails makes a long lost run.
+
+  Args:
+    record: a game from the empty board (setup stones are refused).
+    colour: 0 Black, 1 White.
+
+  Returns:
+    The length in moves of the longest lost run, 0 when there is none.
+  """
+  if record.setup_black or record.setup_white:
+    raise ValueError(f"{record.source}: setup stones; a match game starts "
+                     f"on the empty board")
+  n = record.size
+  board = sgfmill_boards.Board(n)
+  runs: List[Tuple[int, Tuple[int, int]]] = []  # (length, last stone)
+  run, last = 0, None
+  for c, a in record.moves:
+    if a == record.pass_action:
+      if c == colour and run:
+        runs.append((run, last))
+        run = 0
+      continue
+    point = divmod(a, n)
+    name = "bw"[c]
+    in_atari = set()
+    if c == colour:
+      for q in ((point[0] - 1, point[1]), (point[0] + 1, point[1]),
+                (point[0], point[1] - 1), (point[0], point[1] + 1)):
+        if (0 <= q[0] < n and 0 <= q[1] < n and board.get(*q) == name
+            and len(_chain(board, q)[1]) == 1):
+          in_atari.add(q)
+    try:
+      board.play(point[0], point[1], name)
+    except ValueError as e:
+      raise ValueError(f"{record.source}: move {a} of colour {c} is on an "
+                       f"occupied point") from e
+    if c != colour:
+      continue
+    extension = same_chain = False
+    if in_atari and board.get(*point) == name:
+      stones, liberties = _chain(board, point)
+      extension = len(liberties) == 2
+      same_chain = run > 0 and last in stones
+    if extension and same_chain:
+      run += 1
+    else:
+      if run:
+        runs.append((run, last))
+      run = 1 if extension else 0
+    last = point if extension else None
+  if run:
+    runs.append((run, last))
+  return max((k for k, p in runs if board.get(*p) != "bw"[colour]),
+             default=0)
+
+
 def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
                 level: int = 10, seed: int = 0) -> Review:
   """Reviews one finished game of a match against GNU Go.
@@ -116,7 +215,9 @@ def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
       count = player.final_score()
   return Review(source=str(record.source), gnugo_colour=gnugo_colour,
                 plies=len(actions), winner=winner, result=result,
-                first_pass=first, count_at_pass=count)
+                first_pass=first, count_at_pass=count,
+                lost_atari_run=lost_atari_run(record, 1 - gnugo_colour),
+                gnugo_lost_atari_run=lost_atari_run(record, gnugo_colour))
 
 
 def review_games(records: Iterable[sgf_lib.GameRecord], *,
@@ -138,7 +239,10 @@ def summarize(reviews: Sequence[Review]) -> Dict[str, int]:
   `won`, `gnugo_passed` (GNU Go passed after the opening),
   `count_is_result` (its count then equals the final score),
   `lost_when_ahead` / `won_when_behind` (the count named GNU Go's
-  opponent / GNU Go the leader, and the other side won)."""
+  opponent / GNU Go the leader, and the other side won),
+  `lost_with_ladder_run` (games it lost with a lost atari run of
+  `LADDER_RUN` moves or more) and `gnugo_ladder_runs` (games in which GNU
+  Go had such a run)."""
   passed = [r for r in reviews if r.first_pass is not None]
   flips = [r for r in passed if r.decided_after_pass]
   return {
@@ -151,4 +255,9 @@ def summarize(reviews: Sequence[Review]) -> Dict[str, int]:
       "won_when_behind": sum(r.winner is not None
                              and r.winner != r.gnugo_colour
                              for r in flips),
+      "lost_with_ladder_run": sum(r.winner == r.gnugo_colour
+                                  and r.lost_atari_run >= LADDER_RUN
+                                  for r in reviews),
+      "gnugo_ladder_runs": sum(r.gnugo_lost_atari_run >= LADDER_RUN
+                               for r in reviews),
   }

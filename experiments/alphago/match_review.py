@@ -8,10 +8,13 @@ first pass, or while the board was played out after it
 Reads every `.sgf` directly in each folder (not `unplayed/`), replays each
 game into GNU Go up to its first pass after the `--opening-plies` random
 plies, and compares GNU Go's count there (`final_score`, which judges dead
-stones) with the final result. Prints the games decided after that pass
-and a summary, writes one row a game to `--csv` (atomically), and ends
-with `RESULT games=<n> gnugo_passed=<n> count_is_result=<n>
-lost_when_ahead=<n> won_when_behind=<n>`, counted for GNU Go's opponent.
+stones) with the final result. Also measures each side's longest atari
+run that was captured (`match_review.lost_atari_run`: a ladder run out
+and lost makes a long one). Prints the games decided after that pass and
+a summary, writes one row a game to `--csv` (atomically), and ends with
+`RESULT games=<n> gnugo_passed=<n> count_is_result=<n>
+lost_when_ahead=<n> won_when_behind=<n> lost_with_ladder_run=<n>
+gnugo_ladder_runs=<n>`, counted for GNU Go's opponent.
 """
 
 import argparse
@@ -78,19 +81,24 @@ def main(argv=None) -> int:
         f"passed in {s['gnugo_passed']}, and its count there was the final "
         f"result in {s['count_is_result']}; decided after its pass: "
         f"{s['lost_when_ahead']} lost from ahead, {s['won_when_behind']} "
-        f"won from behind")
+        f"won from behind; lost with an atari run of "
+        f"{match_review.LADDER_RUN}+ moves captured (a ladder): "
+        f"{s['lost_with_ladder_run']}, and GNU Go had one in "
+        f"{s['gnugo_ladder_runs']}")
   if args.csv:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["source", "gnugo_colour", "plies", "result",
-                     "first_pass", "count_at_pass"])
+                     "first_pass", "count_at_pass", "lost_atari_run",
+                     "gnugo_lost_atari_run"])
     for r in reviews:
       writer.writerow([r.source, "BW"[r.gnugo_colour], r.plies,
                        score(r.result) if r.result is not None else
                        ("BW"[r.winner] + "+R"),
                        "" if r.first_pass is None else r.first_pass,
                        "" if r.count_at_pass is None else
-                       score(r.count_at_pass)])
+                       score(r.count_at_pass), r.lost_atari_run,
+                       r.gnugo_lost_atari_run])
     tmp = args.csv + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
       f.write(buf.getvalue())
