@@ -138,6 +138,15 @@ def test_a_ladder_that_escapes_is_not_a_lost_run():
   assert match_review.lost_atari_run(_game(opening + _LADDER[:12]), 1) == 0
 
 
+def test_a_record_the_atari_runs_cannot_replay_is_refused_by_name():
+  record = _with(_game([(3, 3), (3, 3)]), source="bad.sgf")
+  with pytest.raises(ValueError, match="bad.sgf: move 42 of colour 1 is on "
+                                       "an occupied point"):
+    match_review.lost_atari_run(record, 0)
+  with pytest.raises(ValueError, match="bad.sgf: setup stones"):
+    match_review.lost_atari_run(_with(record, setup_black=(0,)), 0)
+
+
 def test_summary_counts_from_the_side_of_gnugos_opponent():
   def review(gnugo, winner, result, count, run=0, gnugo_run=0):
     return match_review.Review(
