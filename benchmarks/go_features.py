@@ -1,7 +1,9 @@
 """What AlphaGo's input planes cost: `go_features.alphago_features` on a
 batch of Go positions, with the per-move planes from chain bit sets (the
 default), by playing every move with the engine (`reference=True`), and
-with the two ladder planes added.
+with the two ladder planes added; and the two ladder planes alone read on
+the host (`data.ladders`, numba, one core: how the position cache gets
+them).
 
 Positions: random legal play (`--plies` moves) from the empty board, one
 per game of the batch. jit + vmap; compile and one warm-up excluded, block
@@ -10,7 +12,7 @@ until ready, median of `--repeats`.
     python benchmarks/go_features.py [--size 19] [--batch 16] [--plies 120]
 
 Last line: `RESULT ms_default=<a> ms_by_play=<b> ms_with_ladders=<c>
-ladder_cost_ratio=<(c - a) / a>` (ms per batch).
+ladder_cost_ratio=<(c - a) / a> ms_ladders_host=<d>` (ms per batch).
 """
 
 import argparse
@@ -19,7 +21,9 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from alphago_jax.data import ladders
 from alphago_jax.games import go, go_features
 
 
@@ -70,6 +74,19 @@ def main():
       times.append(time.perf_counter() - t)
     ms = 1e3 * statistics.median(times)
     rows.append((label, ms, args.batch / ms * 1e3, compile_s))
+  stones = np.sign(np.asarray(states.board)).astype(np.int8)
+  ko, to_play = np.asarray(states.ko), np.asarray(states.current_player)
+  t = time.perf_counter()
+  ladders.ladder_planes(stones, ko, to_play, args.size)  # numba compiles
+  compile_s = time.perf_counter() - t
+  times = []
+  for _ in range(args.repeats):
+    t = time.perf_counter()
+    ladders.ladder_planes(stones, ko, to_play, args.size)
+    times.append(time.perf_counter() - t)
+  ms = 1e3 * statistics.median(times)
+  rows.append(("2 ladder planes alone, read on the host (numba)", ms,
+               args.batch / ms * 1e3, compile_s))
   n = args.size
   print(f"AlphaGo planes on {n}x{n}, batch {args.batch}, positions after "
         f"{args.plies} random moves\n")
@@ -77,9 +94,10 @@ def main():
   print("|---|---|---|---|")
   for label, ms, rate, compile_s in rows:
     print(f"| {label} | {ms:.1f} | {rate:,.0f} | {compile_s:.1f} |")
-  a, b, c = (r[1] for r in rows)
+  a, b, c, d = (r[1] for r in rows)
   print(f"RESULT ms_default={a:.2f} ms_by_play={b:.2f} "
-        f"ms_with_ladders={c:.2f} ladder_cost_ratio={(c - a) / a:.1f}")
+        f"ms_with_ladders={c:.2f} ladder_cost_ratio={(c - a) / a:.1f} "
+        f"ms_ladders_host={d:.2f}")
 
 
 if __name__ == "__main__":

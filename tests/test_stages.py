@@ -102,6 +102,9 @@ def test_sl_policy_options_match_the_library_and_resolve_once():
       assert module.build_config(resolved) == module.build_config(options)
       assert resolved.resolved() == resolved
       assert resolved.limit == (300 if quick else None)
+      assert resolved.ladders == (preset == "paper" and not quick)
+  ladders = module.Options(data="d", size=9, ladders=True)
+  assert module.build_config(ladders.resolved()).model.num_planes == 48
 
 
 def test_value_data_and_net_from_run_repeat_their_resolved_options(

@@ -272,9 +272,9 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
   # The commands' `main`s, in one process (helpers.run_mains).
-  deep, wide = tmp_path / "deep", tmp_path / "wide"
+  deep, wide, lad = tmp_path / "deep", tmp_path / "wide", tmp_path / "lad"
   (first, again, resumed, evaluated, refused, deepened,
-   mismatched) = run_mains([
+   mismatched, laddered, lad_evaluated) = run_mains([
       # The stall guard armed (it never fires on a healthy run).
       (args[0], args[1:] + ["--stall-minutes", "30"]),
       # A second start refuses to overwrite; --resume continues (here: done).
@@ -289,7 +289,13 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
       (args[0], args[1:-4] + ["--output", deep, "--cache", tmp_path / "cache",
                               "--layers", "5", "--init-from", out]),
       (args[0], args[1:-4] + ["--output", wide, "--cache", tmp_path / "cache",
-                              "--filters", "16", "--init-from", out])])
+                              "--filters", "16", "--init-from", out]),
+      # The ladder planes added to the trained network, read into a cache
+      # of their own; eval_policy reads that cache too.
+      (args[0], args[1:-4] + ["--output", lad, "--cache", tmp_path / "cache",
+                              "--ladders", "--init-from", out]),
+      (EVAL_POLICY, ["--data", PRO, "--checkpoint", lad, "--cache",
+                     tmp_path / "cache", "--limit", "200"])])
   assert first.returncode == 0, first.stderr[-3000:]
   result = first.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=40 samples=1280 test_top1="), result
@@ -323,6 +329,20 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert not wide.exists()  # a refused start leaves no run behind
   assert (f"--init-from: {out} holds a 3x8 plain network" in
           mismatched.stderr and "cannot start a 3x16" in mismatched.stderr)
+  assert laddered.returncode == 0, laddered.stderr[-3000:]
+  assert (f"starting network: {out} step 40, as it is, with zero weights on "
+          f"the new planes ['ladder_capture', 'ladder_escape']"
+          in laddered.stdout)
+  lad_saved = json.loads((lad / "config.json").read_text())
+  assert lad_saved["dataset"]["ladders"] is True
+  assert len(lad_saved["config"]["model"]["features"]) == len(
+      go_features.ALPHAGO_POLICY_FEATURES)
+  start = read_metrics(lad / "metrics.jsonl")[0]["loss"]
+  assert start < records[0]["loss"] - 0.2, (start, records[0]["loss"])
+  assert lad_evaluated.returncode == 0, lad_evaluated.stderr[-3000:]
+  assert "48 planes" in lad_evaluated.stdout
+  assert lad_evaluated.stdout.strip().splitlines()[-1].endswith(
+      " positions=200")
 
 
 def _counter_state():
@@ -387,7 +407,8 @@ def test_sl_policy_presets():
   from alphago_jax.cli.stages import sl_policy as module  # pylint: disable=import-outside-toplevel
   args = dict(quick=False, preset="cpu", size=19, layers=None, filters=None,
               trunk=None, batch_size=None, lr=None, optimizer=None,
-              total_samples=None, schedule=None, decay_fraction=None)
+              total_samples=None, schedule=None, decay_fraction=None,
+              ladders=False)
   cpu = module.build_config(types.SimpleNamespace(**args))
   assert cpu.model == PolicyNetConfig.cpu() == PolicyNetConfig()
   assert (cpu.model.num_layers, cpu.model.filters) == (6, 64)
@@ -395,6 +416,12 @@ def test_sl_policy_presets():
                                                            preset="paper")))
   assert paper.model == PolicyNetConfig.paper()
   assert paper.model.num_planes == 48 and paper.batch_size == 256
+  ladders = module.build_config(types.SimpleNamespace(**dict(args,
+                                                             ladders=True)))
+  assert ladders.model == dataclasses.replace(
+      cpu.model, features=go_features.ALPHAGO_POLICY_FEATURES)
+  assert module.reads_ladders(ladders.model) and module.reads_ladders(
+      paper.model) and not module.reads_ladders(cpu.model)
   other = module.build_config(types.SimpleNamespace(**dict(
       args, layers=8, filters=32, trunk="residual", optimizer="sgd",
       schedule="wsd", decay_fraction=0.3)))
@@ -434,6 +461,45 @@ def test_deepened_network_plays_the_same_moves(num_layers):
   for old, new in ((0, 0), (2, num_layers - 2), (3, num_layers - 1)):
     np.testing.assert_array_equal(params[f"Conv_{new}"]["kernel"],
                                   variables["params"][f"Conv_{old}"]["kernel"])
+
+
+def test_widened_network_plays_the_same_moves():
+  # Zero weights on the new planes: the logits are the trained network's
+  # whatever those planes hold; the old planes keep their weights wherever
+  # the new order puts them.
+  from alphago_jax.models import widen_inputs  # pylint: disable=import-outside-toplevel
+  config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
+  variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
+  wide_names = go_features.ALPHAGO_POLICY_FEATURES
+  wide, wide_vars = widen_inputs(config, variables, features=wide_names)
+  assert wide.features == wide_names and wide.num_planes == 48
+  planes = jax.random.bernoulli(jax.random.key(2), 0.4, (6, 9, 9, 48))
+  planes = planes.astype(jnp.float32)
+  keep = np.concatenate([
+      np.arange(go_features.FEATURES[n]) + sum(
+          go_features.FEATURES[m] for m in wide_names[:wide_names.index(n)])
+      for n in config.features])
+  np.testing.assert_allclose(
+      PolicyNet(wide).apply(wide_vars, planes),
+      PolicyNet(config).apply(variables, planes[..., keep]), rtol=0,
+      atol=1e-5)
+  with pytest.raises(ValueError, match=r"lack \['ones'\]"):
+    widen_inputs(config, variables, features=tuple(
+        n for n in wide_names if n != "ones"))
+
+
+def test_ladder_network_needs_positions_with_ladders(cache):
+  config = _tiny(model=dataclasses.replace(
+      _tiny().model, features=go_features.ALPHAGO_POLICY_FEATURES))
+  positions = cache.split("train")
+  with pytest.raises(ValueError, match="carry none: build their cache with "
+                     r"DatasetConfig\(ladders=True\)"):
+    sl.train_supervised(config, positions, seed=0, max_samples=32)
+  variables = init_policy_variables(PolicyNet(config.model),
+                                    jax.random.key(0))
+  with pytest.raises(ValueError, match="evaluate_policy: the network reads "
+                     "the ladder planes"):
+    sl.evaluate_policy(variables, config.model, positions)
 
 
 def test_deepen_and_init_refuse_what_does_not_fit():

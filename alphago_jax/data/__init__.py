@@ -2,7 +2,9 @@
 
 `records` reads SGF collections in place (folders, tar archives), filters,
 deduplicates and splits them by game; `positions` turns the selected games
-into a compact position cache, built once; `batches` streams shuffled
+into a compact position cache, built once (`ladders` reads the two ladder
+planes into it when asked: `DatasetConfig(ladders=True)`); `batches`
+streams shuffled
 compact batches from it; `features` rebuilds engine states and AlphaGo
 input planes from a compact batch inside `jit`, with a random symmetry per
 example.
@@ -18,6 +20,7 @@ from alphago_jax.data.batches import (batches, epoch_order,
                                       sequential_batches)
 from alphago_jax.data.features import (feature_batch, make_feature_fn,
                                        rebuild_state)
+from alphago_jax.data.ladders import ladder_planes
 from alphago_jax.data.positions import (CacheError, DatasetConfig,
                                         PositionCache, Positions, build_cache,
                                         default_cache_root, open_cache,
@@ -34,7 +37,8 @@ __all__ = [
     "LoadReport", "PositionCache", "Positions", "SPLITS",
     "batches", "build_cache", "dedupe_records", "default_cache_root",
     "epoch_order", "feature_batch", "filter_reason", "game_key",
-    "iter_records", "iter_sgf_files", "load_records", "make_feature_fn",
+    "iter_records", "iter_sgf_files", "ladder_planes", "load_records",
+    "make_feature_fn",
     "open_cache", "prepare", "rank_value", "rebuild_state",
     "replay_positions", "select_games", "sequential_batches", "split_of",
     "split_records",

@@ -8,7 +8,8 @@ replayed), and a `history` that gives every stone its age (see
 `positions`). `feature_batch` rebuilds a batch, computes its planes with
 `go_features.alphago_features` (per-move planes from chain bit sets, which
 is what lets the data pipeline outrun training on CPU;
-`benchmarks/data_pipeline.py`) and applies one random board symmetry per
+`benchmarks/data_pipeline.py`; the ladder planes unpacked from the cache
+when it holds them, `data.ladders`) and applies one random board symmetry per
 example to the planes and the label.
 """
 
@@ -141,8 +142,17 @@ def feature_batch(batch: Dict[str, chex.Array], key: chex.PRNGKey, *,
   chex.assert_shape(stones, (b, 2, (size * size + 7) // 8))
   chex.assert_shape(batch["recent"], (b, HISTORY))
   states = jax.vmap(functools.partial(rebuild_state, game))(batch)
-  planes = jax.vmap(lambda s: go_features.alphago_features(
-      game, s, tuple(names), reference=reference))(states)
+  if "ladder" in batch and any(n.startswith("ladder") for n in names):
+    # Read once when the cache was built (`data.ladders`): reading here
+    # would cost far more than the network's step.
+    chex.assert_shape(batch["ladder"], (b, 2, (size * size + 7) // 8))
+    bits = jnp.unpackbits(batch["ladder"], axis=-1)[..., :size * size]
+    ladders = (bits[:, 0].astype(jnp.bool_), bits[:, 1].astype(jnp.bool_))
+  else:
+    ladders = None
+  planes = jax.vmap(lambda s, l: go_features.alphago_features(
+      game, s, tuple(names), ladders=l, reference=reference))(
+          states, ladders)
   action = batch["action"].astype(jnp.int32)
   if augment:
     sym = jax.random.randint(key, (b,), 0, symmetry.NUM_SYMMETRIES)

@@ -16,6 +16,10 @@ inside a compiled step (`features.rebuild_state`), not as float planes:
 | `outcome`| int8 `[P]`             | +1 the mover won, -1 lost, 0 draw or |
 |          |                        | unknown (for a value network)        |
 | `game`   | int32 `[P]`            | index into the split's games         |
+| `ladder` | uint8 `[P, 2, ⌈N²/8⌉]` | only with `DatasetConfig(ladders=    |
+|          |                        | True)`: the ladder capture and       |
+|          |                        | escape planes, `np.packbits`         |
+|          |                        | (`data.ladders`)                     |
 
 118 bytes a position on 19x19, against 2.9 KB for the 8 int8 history boards
 and 66 KB for the 46 float32 planes. The stones' ages (`turns_since`) come
@@ -62,6 +66,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
 from alphago_jax.data.records import (DEFAULT_FRACTIONS, SPLITS, DataError,
                                       DataReport, Filters, PathLike)
@@ -73,7 +78,8 @@ FORMAT_VERSION = 1
 HISTORY = 7  # recent moves kept: with the board, 8 plies of stone ages
 ARRAYS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome",
           "game")
-_DTYPES = {"stones": np.uint8, "recent": np.int16, "ply": np.int16,
+LADDER = "ladder"  # the optional array of `DatasetConfig(ladders=True)`
+_DTYPES = {"ladder": np.uint8, "stones": np.uint8, "recent": np.int16, "ply": np.int16,
            "ko": np.int16, "to_play": np.int8, "action": np.int16,
            "outcome": np.int8, "game": np.int32}
 
@@ -92,11 +98,14 @@ class DatasetConfig:
     fractions: train / validation / test shares of the games.
     seed: the split's seed.
     limit: read at most this many records (quick runs); None for all.
+    ladders: also read every position's ladders (`data.ladders`) and keep
+      the two planes as bits, for networks with the ladder features.
   """
   filters: Filters = Filters()
   fractions: Tuple[float, float, float] = DEFAULT_FRACTIONS
   seed: int = 0
   limit: Optional[int] = None
+  ladders: bool = False
 
   def __post_init__(self):
     object.__setattr__(self, "fractions",
@@ -104,15 +113,26 @@ class DatasetConfig:
     if self.filters.size is None:
       raise ValueError("positions: a cache holds one board size; set "
                        "filters.size")
+    if not isinstance(self.ladders, bool):
+      raise ValueError(f"positions: ladders must be True or False, got "
+                       f"{self.ladders!r}")
 
   @property
   def size(self) -> int:
     return int(self.filters.size)
 
+  @property
+  def arrays(self) -> Tuple[str, ...]:
+    """The arrays a split of this cache holds."""
+    return ARRAYS + ((LADDER,) if self.ladders else ())
+
   def to_json(self) -> dict:
-    return {"filters": self.filters.to_json(),
-            "fractions": list(self.fractions), "seed": self.seed,
-            "limit": self.limit}
+    out = {"filters": self.filters.to_json(),
+           "fractions": list(self.fractions), "seed": self.seed,
+           "limit": self.limit}
+    if self.ladders:  # absent otherwise: earlier caches keep their names
+      out["ladders"] = True
+    return out
 
 
 # -- Host replay ---------------------------------------------------------------
@@ -253,7 +273,7 @@ def unpack_stones(packed: np.ndarray, size: int) -> np.ndarray:
 def _process_file(args):
   """One source file in a worker: parse, filter, replay. Returns the kept
   games in reading order and the file's counts."""
-  path, filters, limit = args
+  path, filters, limit, with_ladders = args
   load = records_lib.LoadReport()
   report = DataReport()
   games = []
@@ -269,6 +289,9 @@ def _process_file(args):
         report.skip(record.source, "unexpected",
                     f"{type(e).__name__}: {e}")
       else:
+        if with_ladders:
+          arrays[LADDER] = ladders_lib.packed_planes(
+              arrays["stones"], arrays["ko"], arrays["to_play"], record.size)
         arrays["stones"] = pack_stones(arrays["stones"])
         meta = {"source": record.source, "black": record.black_name,
                 "white": record.white_name, "black_rank": record.black_rank,
@@ -399,7 +422,7 @@ def build_cache(data: PathLike, root: PathLike,
   data = os.path.abspath(os.fspath(data))
   files = records_lib.source_files(data)
   fingerprint = _fingerprint(files, data)
-  tasks = [(f, config.filters, config.limit) for f in files]
+  tasks = [(f, config.filters, config.limit, config.ladders) for f in files]
   report = DataReport()
   per_split: Dict[str, list] = {s: [] for s in SPLITS}
   seen = set()
@@ -427,12 +450,12 @@ def build_cache(data: PathLike, root: PathLike,
         merge(games, file_report)
         log(f"  {os.path.basename(files[i])}: {file_report.records} records")
   else:
-    for path, filters, _ in tasks:
+    for path, filters, _, with_ladders in tasks:
       remaining = None if config.limit is None else (
           config.limit - report.records)
       if remaining is not None and remaining <= 0:
         break
-      merge(*_process_file((path, filters, remaining)))
+      merge(*_process_file((path, filters, remaining, with_ladders)))
       log(f"  {os.path.basename(path)}: {report.records} records so far")
 
   for s in SPLITS:
@@ -449,7 +472,7 @@ def build_cache(data: PathLike, root: PathLike,
     n2 = config.size ** 2
     for s in SPLITS:
       games = per_split[s]
-      for field in ARRAYS:
+      for field in config.arrays:
         if field == "game":
           parts = [np.full(len(a["action"]), i, np.int32)
                    for i, (_, _, a) in enumerate(games)]
@@ -459,6 +482,7 @@ def build_cache(data: PathLike, root: PathLike,
           array = np.concatenate(parts).astype(_DTYPES[field], copy=False)
         else:
           shape = {"stones": (0, 2, (n2 + 7) // 8),
+                   LADDER: (0, 2, (n2 + 7) // 8),
                    "recent": (0, HISTORY)}.get(field, (0,))
           array = np.zeros(shape, _DTYPES[field])
         fname = f"{s}.{field}.npy"
@@ -506,6 +530,7 @@ class Positions:
     size: board size N.
     split: its name.
     stones, recent, ply, ko, to_play, action, outcome, game: `[P, ...]`.
+    ladder: `[P, 2, ⌈N²/8⌉]` in a cache built with ladders, else None.
   """
   size: int
   split: str
@@ -517,12 +542,14 @@ class Positions:
   action: np.ndarray
   outcome: np.ndarray
   game: np.ndarray
+  ladder: Optional[np.ndarray] = None
 
   def __len__(self) -> int:
     return int(self.action.shape[0])
 
   def arrays(self) -> Dict[str, np.ndarray]:
-    return {f: getattr(self, f) for f in ARRAYS}
+    fields = ARRAYS + ((LADDER,) if self.ladder is not None else ())
+    return {f: getattr(self, f) for f in fields}
 
   @property
   def nbytes(self) -> int:
@@ -567,8 +594,10 @@ class PositionCache:
     if name not in SPLITS:
       raise ValueError(f"positions: split must be one of {SPLITS}, got "
                        f"{name!r}")
+    fields = ARRAYS + ((LADDER,) if self.manifest["config"].get("ladders")
+                       else ())
     arrays = {f: _load_npy(self.path, f"{name}.{f}.npy", self.manifest,
-                           mmap) for f in ARRAYS}
+                           mmap) for f in fields}
     return Positions(size=self.size, split=name, **arrays)
 
   def games(self, name: str) -> List[dict]:

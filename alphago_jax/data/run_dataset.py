@@ -16,18 +16,20 @@ from alphago_jax.data.positions import prepare
 from alphago_jax.data.records import Filters
 
 
-def dataset_from_args(args: Any, *,
-                      limit: Optional[int] = None) -> Dict[str, Any]:
+def dataset_from_args(args: Any, *, limit: Optional[int] = None,
+                      ladders: bool = False) -> Dict[str, Any]:
   """The run's dataset JSON (`DatasetConfig.to_json()` plus `min_ply`)
   from a stage's options (`size`, `min_rank`, `fractions`, `min_ply`);
-  ValueError names a bad flag."""
+  `ladders`: a cache with the ladder planes (for a network that reads
+  them). ValueError names a bad flag."""
   if args.min_ply < 0:
     raise ValueError(f"--min-ply must be >= 0, got {args.min_ply}")
   min_rank = None if args.min_rank.lower() == "none" else args.min_rank
   extra = {} if args.fractions is None else {
       "fractions": tuple(args.fractions)}
   dataset = DatasetConfig(filters=Filters(size=args.size, min_rank=min_rank),
-                          seed=0, limit=limit, **extra).to_json()
+                          seed=0, limit=limit, ladders=ladders,
+                          **extra).to_json()
   dataset["min_ply"] = args.min_ply
   return dataset
 
@@ -40,7 +42,8 @@ def open_splits(data: str, cache_root: Optional[str],
   the cache on first use; `DataError` when the records cannot be read."""
   config = DatasetConfig(filters=Filters(**dataset["filters"]),
                          fractions=tuple(dataset["fractions"]),
-                         seed=dataset["seed"], limit=dataset["limit"])
+                         seed=dataset["seed"], limit=dataset["limit"],
+                         ladders=bool(dataset.get("ladders", False)))
   cache = prepare(data, cache_root, config,
                   workers=min(2, os.cpu_count() or 1), log=log)
   # Runs from before --min-ply have no such field: every position.

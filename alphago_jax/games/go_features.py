@@ -289,6 +289,7 @@ def own_eyes(game: go_lib.Go, state: go_lib.GoState) -> chex.Array:
 def alphago_features(game: go_lib.Go, state: go_lib.GoState,
                      names: Sequence[str] = DEFAULT_POLICY_FEATURES, *,
                      ladder_node_budget: int | None = None,
+                     ladders: Tuple[chex.Array, chex.Array] | None = None,
                      reference: bool = False) -> chex.Array:
   """AlphaGo planes of one position, for the player to move.
 
@@ -300,6 +301,9 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
       and counts as captured (default `32N`). A reading that finishes
       within it gives the same answer in every orientation; one cut short
       depends on the order options are tried in (point order).
+    ladders: the two ladder planes, bool `[N²]` each (capture, escape),
+      when already read (`data.ladders` for cached positions); None reads
+      them here with `ladder_moves`.
     reference: compute the per-move planes with `move_outcomes_by_play`
       (plays every move with `Go.step`) instead of `move_outcomes`.
 
@@ -324,7 +328,10 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
   if any(n in _PER_MOVE for n in names):
     outcomes = move_outcomes_by_play if reference else move_outcomes
     captured, chain_size, libs_after = outcomes(game, state)
-  if any(n.startswith("ladder") for n in names):
+  if ladders is not None:
+    ladder_capture, ladder_escape = ladders
+    chex.assert_shape([ladder_capture, ladder_escape], (n2,))
+  elif any(n.startswith("ladder") for n in names):
     ladder_capture, ladder_escape = ladder_moves(
         game, state, node_budget=ladder_node_budget)
 

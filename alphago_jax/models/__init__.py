@@ -4,7 +4,8 @@ p_π."""
 
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        deepen_policy, init_policy_variables,
-                                       make_policy_fn, symmetric_log_policy)
+                                       make_policy_fn, symmetric_log_policy,
+                                       widen_inputs)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables, make_value_fn,
                                       symmetric_mean)
@@ -27,5 +28,5 @@ __all__ = ["EvaluateFn", "MASKED_LOGIT", "PatternRolloutPolicy", "PolicyNet",
            "init_policy_variables", "init_variables", "make_evaluate_fn",
            "make_network", "make_policy_fn", "make_stacked_evaluate_fn",
            "stack_variables", "symmetric_log_policy",
-           "symmetric_mean", "ValueNet", "ValueNetConfig",
+           "symmetric_mean", "ValueNet", "ValueNetConfig", "widen_inputs",
            "init_value_variables", "make_value_fn"]

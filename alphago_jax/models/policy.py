@@ -210,6 +210,49 @@ def deepen_policy(config: PolicyNetConfig, variables: chex.ArrayTree, *,
           {"params": deeper, "batch_stats": variables["batch_stats"]})
 
 
+def widen_inputs(config: PolicyNetConfig, variables: chex.ArrayTree, *,
+                 features: Tuple[str, ...]
+                 ) -> Tuple[PolicyNetConfig, chex.ArrayTree]:
+  """The same function on more input planes: the first layer's kernel
+  gets zero weights for every plane `config.features` lacks, so the logits
+  are the trained network's until training finds a use for the new planes
+  (e.g. the ladder planes added to a network trained without them).
+
+  Args:
+    config: the trained network's.
+    variables: its `{"params", "batch_stats"}`.
+    features: the new input planes, every one of `config.features` among
+      them, in any order.
+
+  Returns:
+    the wider network's config and variables.
+  """
+  features = tuple(features)
+  go_features.num_planes(features)  # checks the names
+  lost = [n for n in config.features if n not in features]
+  if lost:
+    raise ValueError(f"widen_inputs: the new planes lack {lost}, which the "
+                     f"network reads")
+  starts, at = {}, 0
+  for name in config.features:
+    starts[name] = at
+    at += go_features.FEATURES[name]
+  kernel = variables["params"]["Conv_0"]["kernel"]  # [k, k, C, F]
+  parts = []
+  for name in features:
+    width = go_features.FEATURES[name]
+    if name in starts:
+      parts.append(kernel[:, :, starts[name]:starts[name] + width])
+    else:
+      parts.append(jnp.zeros(kernel.shape[:2] + (width, kernel.shape[3]),
+                             kernel.dtype))
+  params = dict(variables["params"])
+  params["Conv_0"] = dict(params["Conv_0"],
+                          kernel=jnp.concatenate(parts, axis=2))
+  return (dataclasses.replace(config, features=features),
+          {"params": params, "batch_stats": variables["batch_stats"]})
+
+
 def make_policy_fn(network: PolicyNet):
   """Inference-mode `(variables, planes [B, N, N, C], legal [B, A] or None)
   -> logits [B, A]`."""

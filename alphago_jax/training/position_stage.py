@@ -28,12 +28,16 @@ from alphago_jax.training.state import TrainState, variables_of
 # `action` also where the target is the outcome, because
 # `data.feature_batch` transforms it with the board).
 FIELDS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome")
+# Read when the batch has them: the ladder planes of a cache built with
+# them (`data.ladders`), which `data.feature_batch` then unpacks.
+OPTIONAL_FIELDS = ("ladder",)
 
 
 def to_device(batch: Dict[str, np.ndarray], mesh: Optional[Mesh],
               fields=FIELDS) -> Dict[str, jax.Array]:
   """A host compact batch (the global batch, same on every process) onto
   the mesh, sharded on its leading axis."""
+  fields = tuple(fields) + tuple(f for f in OPTIONAL_FIELDS if f in batch)
   batch = {f: np.asarray(batch[f]) for f in fields}
   if mesh is None:
     return jax.device_put(batch)

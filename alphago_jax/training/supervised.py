@@ -377,6 +377,7 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
     raise ValueError(f"evaluate_policy: the positions are {positions.size}x"
                      f"{positions.size}, the network is {model.board_size}x"
                      f"{model.board_size}")
+  _check_ladders(model, positions, "evaluate_policy")
   if limit is not None and limit < len(positions):
     positions = dataclasses.replace(positions, **{
         f: getattr(positions, f)[:limit] for f in positions.arrays()})
@@ -392,6 +393,19 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
           "nll": totals["nll"] / n, "positions": int(totals["positions"]),
           "top1_hits": round(totals["top1"]),
           "top5_hits": round(totals["top5"])}
+
+
+def _check_ladders(model: PolicyNetConfig, positions: Positions,
+                   caller: str) -> None:
+  """A network on the ladder planes needs positions that carry them:
+  reading them in every step instead would be correct but cost far more
+  than the network, so it is refused rather than run slowly."""
+  if positions.ladder is None and any(n.startswith("ladder")
+                                      for n in model.features):
+    raise ValueError(
+        f"{caller}: the network reads the ladder planes, but the "
+        f"{positions.split} positions carry none: build their cache with "
+        f"DatasetConfig(ladders=True)")
 
 
 def eval_subset(positions: Positions, num: int, seed: int = 0) -> Positions:
@@ -456,12 +470,16 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
 
   Raises:
     CheckpointMismatchError: the checkpoint is of another network.
-    ValueError: `init_variables` are of another network.
+    ValueError: `init_variables` are of another network; a network on
+      the ladder planes with positions that lack them.
   """
   if train.size != config.model.board_size:
     raise ValueError(f"train_supervised: the positions are {train.size}x"
                      f"{train.size}, the network is "
                      f"{config.model.board_size}x{config.model.board_size}")
+  _check_ladders(config.model, train, "train_supervised")
+  if eval_positions is not None:
+    _check_ladders(config.model, eval_positions, "train_supervised")
   max_samples = config.total_samples if max_samples is None else max_samples
 
   def evaluator(state):

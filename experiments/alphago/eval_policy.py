@@ -48,20 +48,23 @@ DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
 DEFAULT_ROLLOUT = os.path.join(ROOT, "checkpoints", "rollout_policy")
 
 
-def _open_positions(p, args, trained, size, min_rank, split, dataset, log):
+def _open_positions(p, args, trained, size, min_rank, split, dataset, log,
+                    ladders=False):
   """The positions of `split` in `args.data` under the training filters
   (`trained`, with `size` and `min_rank`) and the run's split settings
-  (`dataset`); None after printing the error."""
+  (`dataset`), with the ladder planes read into the cache if `ladders`;
+  None after printing the error."""
   try:
     filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
     if split == "all":
-      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0))
+      config = data_lib.DatasetConfig(filters=filters, fractions=(1, 0, 0),
+                                      ladders=ladders)
     else:
       config = data_lib.DatasetConfig(
           filters=filters,
           fractions=tuple(dataset.get("fractions",
                                       data_lib.DatasetConfig().fractions)),
-          seed=dataset.get("seed", 0))
+          seed=dataset.get("seed", 0), ladders=ladders)
   except ValueError as e:
     p.error(str(e))
   try:
@@ -172,8 +175,12 @@ def main(argv=None):
       None if args.min_rank.lower() == "none" else args.min_rank)
   same_data = run_dataset.same_source(run.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
-  positions = _open_positions(p, args, trained, model.board_size, min_rank,
-                              split, run.get("dataset", {}), log)
+  # A network on the ladder planes reads them from the cache, as in
+  # training (reading them in each step would cost far more).
+  positions = _open_positions(
+      p, args, trained, model.board_size, min_rank, split,
+      run.get("dataset", {}), log,
+      ladders=any(n.startswith("ladder") for n in model.features))
   if positions is None:
     return 1
   mesh = make_mesh() if jax.device_count() > 1 else None

@@ -3,11 +3,14 @@ prints its counts: records read, skipped by reason, duplicates, games and
 positions per split, cache size.
 
     python experiments/alphago/prepare_data.py --data ../shared/data/kgs-6d \
-        --cache /tmp/alphago_cache [--min-rank 6d] [--seed 0] [--quick]
+        --cache /tmp/alphago_cache [--min-rank 6d] [--seed 0] [--quick] \
+        [--ladders]
 
 Without --cache the cache goes beside the data when that is writable, else
 to ~/.cache/alphago_jax (never into the repository). --quick reads a few
-hundred records only (a smoke test). The data is read in place.
+hundred records only (a smoke test). --ladders also reads every
+position's ladders into the cache (`data.ladders`: the cache that a
+network on the paper's 48 planes trains on). The data is read in place.
 """
 
 import argparse
@@ -36,6 +39,8 @@ def main(argv=None):
   p.add_argument("--seed", type=int, default=0, help="the split's seed")
   p.add_argument("--quick", action="store_true",
                  help="read only the first 300 records")
+  p.add_argument("--ladders", action="store_true",
+                 help="also read the two ladder planes into the cache")
   p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
   p.add_argument("--rebuild", action="store_true",
                  help="build even when a current cache exists")
@@ -48,7 +53,8 @@ def main(argv=None):
     config = data_lib.DatasetConfig(filters=filters,
                                     fractions=tuple(args.fractions),
                                     seed=args.seed,
-                                    limit=300 if args.quick else None)
+                                    limit=300 if args.quick else None,
+                                    ladders=args.ladders)
   except ValueError as e:
     p.error(str(e))
   start = time.perf_counter()

@@ -82,9 +82,14 @@ class Own(groups.Group):
     decay_fraction: wsd's decay, a share of the horizon (default 0.2).
     init_from: start the run from this policy checkpoint (a run or
       checkpoint directory) instead of a random network: the same network,
-      or a shallower plain one of the same width and planes, which
-      identity layers make deeper without changing its moves
-      (`models.deepen_policy`); the optimizer starts fresh.
+      or a shallower plain one of the same width, which identity layers
+      make deeper (`models.deepen_policy`), on the same planes or some of
+      them, the others getting zero weights (`models.widen_inputs`):
+      either way its moves are unchanged at the start. The optimizer
+      starts fresh.
+    ladders: the paper's 48 planes, the 46 and the two ladder planes
+      (the `paper` preset's always). They are read once, when the position
+      cache is built (`data.ladders`), not in every training step.
   """
   limit: Optional[int] = None
   preset: Literal["cpu", "paper"] = "cpu"
@@ -99,6 +104,7 @@ class Own(groups.Group):
   schedule: Optional[Literal["cosine", "wsd", "constant"]] = None
   decay_fraction: Optional[float] = None
   init_from: Optional[str] = None
+  ladders: bool = False
 
   def __post_init__(self):
     super().__post_init__()
@@ -130,6 +136,7 @@ class Options(groups.Schedule, Own, groups.GameRecords):
         lr=config.learning_rate, batch_size=config.batch_size,
         total_samples=config.total_samples, schedule=config.schedule,
         decay_fraction=config.decay_fraction,
+        ladders=reads_ladders(config.model),
         limit=self.limit or (300 if self.quick else None),
         **self.schedule_defaults(self.quick))
 
@@ -156,6 +163,7 @@ class Command(stages.TrainingCommand[Options]):
 def build_config(options):
   """The library's `SupervisedConfig` of `options`' preset and overrides."""
   # pylint: disable=import-outside-toplevel
+  from alphago_jax.games import go_features
   from alphago_jax.models.policy import PolicyNetConfig
   from alphago_jax.training import supervised as sl
   if options.quick:
@@ -174,6 +182,9 @@ def build_config(options):
         model=dataclasses.replace(PolicyNetConfig.cpu(),
                                   board_size=options.size))
   model = config.model
+  if options.ladders:
+    model = dataclasses.replace(
+        model, features=go_features.ALPHAGO_POLICY_FEATURES)
   for flag, field in (("layers", "num_layers"), ("filters", "filters"),
                       ("trunk", "trunk")):
     if getattr(options, flag) is not None:
@@ -184,6 +195,12 @@ def build_config(options):
       "decay_fraction": options.decay_fraction,
       "total_samples": options.total_samples}.items() if v is not None}
   return dataclasses.replace(config, model=model, **overrides)
+
+
+def reads_ladders(model) -> bool:
+  """Whether a policy network's inputs include the ladder planes (its
+  run then needs a cache that holds them)."""
+  return any(n.startswith("ladder") for n in model.features)
 
 
 def starting_network(path: str, model):
@@ -206,6 +223,12 @@ def starting_network(path: str, model):
     how = f"deepened to {model.num_layers} layers by identity layers"
   else:
     how = "as it is"
+  new_planes = [n for n in model.features if n not in source.features]
+  if (new_planes and set(source.features) <= set(model.features)
+      and dataclasses.replace(source, features=model.features) == model):
+    source, variables = policy.widen_inputs(source, variables,
+                                            features=model.features)
+    how += f", with zero weights on the new planes {new_planes}"
   if source != model:
     raise ValueError(
         f"{path} holds a {source.num_layers}x{source.filters} "
@@ -214,7 +237,8 @@ def starting_network(path: str, model):
         f"{model.num_layers}x{model.filters} {model.trunk} network on "
         f"{model.num_planes} planes ({model.board_size}x"
         f"{model.board_size}): give the same network, or a shallower plain "
-        f"one of the same width, planes and board")
+        f"one of the same width and board on the same planes or some of "
+        f"them")
   stages.log(f"starting network: {path} step {step}, {how}")
   return variables, step
 
@@ -261,7 +285,9 @@ def run(command: Command) -> int:
     try:
       run_files.check_fresh()
       config = build_config(options)
-      dataset = run_dataset.dataset_from_args(options, limit=options.limit)
+      dataset = run_dataset.dataset_from_args(
+          options, limit=options.limit,
+          ladders=reads_ladders(config.model))
     except ValueError as e:
       return stages.fail(str(e))
     seed = options.seed
