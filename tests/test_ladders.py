@@ -159,7 +159,7 @@ def kgs_ladder_cache(tmp_path_factory):
 def test_cached_planes_equal_the_engine_reading_kgs_19x19(kgs_ladder_cache):
   train = kgs_ladder_cache.split("train")
   assert train.ladder is not None and len(train) > 300
-  index = np.arange(0, len(train), 3)  # every third: a third of the cost
+  index = np.arange(0, len(train), 5)  # every fifth: a fifth of the cost
   batch = train.take(index)
   engine = np.concatenate([
       np.asarray(_engine_ladders(19)({k: v[i:i + 1] for k, v in
@@ -167,12 +167,13 @@ def test_cached_planes_equal_the_engine_reading_kgs_19x19(kgs_ladder_cache):
       for i in range(len(index))])
   cached = np.unpackbits(batch["ladder"], axis=-1)[..., :361].astype(bool)
   np.testing.assert_array_equal(cached, engine)
-  assert engine[:, 0].sum() > 10 and engine[:, 1].sum() > 0
+  assert engine[:, 0].sum() > 5 and engine[:, 1].sum() > 0
 
 
 def test_feature_batch_takes_the_cached_planes(kgs_ladder_cache):
   train = kgs_ladder_cache.split("train")
-  batch = train.take(np.arange(0, 64))
+  batch = train.take(np.arange(40, 56))
+  assert batch["ladder"].any()  # planes with ladders in them are compared
   names = go_features.ALPHAGO_POLICY_FEATURES
   fn = jax.jit(functools.partial(features.feature_batch, size=19,
                                  names=names))

@@ -2,6 +2,7 @@
 rule, v_θ choosing the successor it rates best, and the policy-vs-GNU Go
 script; on tiny fresh networks saved as their stages save them."""
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -26,8 +27,9 @@ ROOT = os.path.join(os.path.dirname(__file__), "..")
 sys.path.insert(0, os.path.join(ROOT, "experiments", "alphago"))
 
 
-def _tiny_sl_run(tmp_path_factory, size):
-  config = supervised.SupervisedConfig(model=PolicyNetConfig.tiny(size))
+def _tiny_sl_run(tmp_path_factory, size, **model):
+  config = supervised.SupervisedConfig(model=dataclasses.replace(
+      PolicyNetConfig.tiny(size), **model))
   path = tmp_path_factory.mktemp(f"sl{size}") / "checkpoints"
   ckpt.save_checkpoint(str(path), supervised.init_supervised_state(config, 3),
                        architecture=config.architecture(), with_buffer=False)
@@ -118,10 +120,14 @@ def test_a_value_checkpoint_is_not_a_policy(value_dir):
 @pytest.mark.skipif(shutil.which("gnugo") is None
                     and not os.path.exists("/usr/games/gnugo"),
                     reason="needs GNU Go")
-def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys):
+def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys,
+                                                 tmp_path_factory):
   import policy_vs_gnugo  # pylint: disable=import-outside-toplevel
   rollout9 = os.path.join(presets.checkpoints_root(), "rollout9")
-  for extra in ([sl_dir], [sl_dir, "--ensemble"],
+  # A network on the 48 planes reads its ladders in play (in XLA).
+  ladders = _tiny_sl_run(tmp_path_factory, 9,
+                         features=go_features.ALPHAGO_POLICY_FEATURES)
+  for extra in ([sl_dir], [sl_dir, "--ensemble"], [ladders, "--ensemble"],
                 [rollout9, "--rollout", "--size", "9"],
                 [value_dir[0], "--value"]):
     assert policy_vs_gnugo.main(["--checkpoint", *extra, "--levels", "0",
