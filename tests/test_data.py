@@ -401,12 +401,24 @@ def test_prepare_reuses_then_rebuilds_a_stale_cache(small_cache):
   assert again.manifest["created"] == cache.manifest["created"]
   # Only the cache itself under root: the temporary folder was renamed.
   assert os.listdir(root) == [os.path.basename(cache.path)]
+  # A copy of the data (new modification times, same contents) is the
+  # same data; the same size and new contents is not.
+  st = os.stat(path)
+  os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+  lines = []
+  copied = data.prepare(path, root, config, log=lines.append)
+  assert not lines and copied.manifest == cache.manifest  # not rebuilt
+  saved = copied.manifest["sources"]
+  assert positions._same_sources(saved, [str(path)], str(path))  # pylint: disable=protected-access
+  changed = dict(saved[0], crc32=saved[0]["crc32"] ^ 1)
+  assert not positions._same_sources([changed], [str(path)], str(path))  # pylint: disable=protected-access
+  os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+  assert positions._same_sources([changed], [str(path)], str(path))  # pylint: disable=protected-access
   with open(os.path.join(cache.path, "manifest.json")) as f:
     manifest = json.load(f)
   manifest["sources"][0]["bytes"] += 1  # as if the data had changed
   with open(os.path.join(cache.path, "manifest.json"), "w") as f:
     json.dump(manifest, f)
-  lines = []
   rebuilt = data.prepare(path, root, config, verify=False, log=lines.append)
   assert any("stale" in line for line in lines)
   assert rebuilt.manifest["sources"][0]["bytes"] == os.path.getsize(path)

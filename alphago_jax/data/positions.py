@@ -47,7 +47,9 @@ A cache is written to a temporary folder, each file fsynced, then renamed
 into place, so a crash never leaves a half-written cache under the final
 name. Opening checks the manifest, file sizes and (by default) checksums;
 a damaged cache raises `CacheError` naming the file, a stale one (other
-settings, data or format) is rebuilt by `prepare`.
+settings, data or format) is rebuilt by `prepare`. The data counts as the
+same when its files keep their names, sizes and modification times, or,
+copied elsewhere (new times), their contents (CRC-32 in the manifest).
 """
 
 from __future__ import annotations
@@ -307,14 +309,36 @@ def _process_file(args):
   return games, report
 
 
-def _fingerprint(files: Sequence[str], root: str) -> List[dict]:
+def _fingerprint(files: Sequence[str], root: str, *,
+                 content: bool = True) -> List[dict]:
+  """Each data file's name, size, modification time and (`content`) its
+  CRC-32."""
   out = []
   for f in files:
     st = os.stat(f)
     rel = os.path.relpath(f, root) if os.path.isdir(root) else (
         os.path.basename(f))
-    out.append({"name": rel, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns})
+    entry = {"name": rel, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if content:
+      entry["crc32"] = _crc32(f)
+    out.append(entry)
   return out
+
+
+def _same_sources(saved: List[dict], files: Sequence[str], root: str
+                  ) -> bool:
+  """Whether `files` are the data a cache was built from (its manifest's
+  `sources`): the same names and sizes, and the same modification times
+  or, for a copy of the data (new times), the same contents."""
+  current = _fingerprint(files, root, content=False)
+  key = lambda e, *fields: [tuple(x[f] for f in fields) for x in e]
+  if key(saved, "name", "bytes") != key(current, "name", "bytes"):
+    return False
+  if key(saved, "mtime_ns") == key(current, "mtime_ns"):
+    return True
+  # Caches from before the checksums were kept cannot tell a copy.
+  return all("crc32" in e and e["crc32"] == _crc32(f)
+             for e, f in zip(saved, files))
 
 
 def cache_name(data: PathLike, config: DatasetConfig) -> str:
@@ -716,8 +740,7 @@ def prepare(data: PathLike, root: Optional[PathLike] = None,
         raise
       log(f"stale cache ({e}); rebuilding")
     else:
-      current = _fingerprint(files, data)
-      if (cache.manifest["sources"] == current
+      if (_same_sources(cache.manifest["sources"], files, data)
           and cache.manifest["config"] == config.to_json()):
         return cache
       log(f"stale cache {path} (the data files changed); rebuilding")
