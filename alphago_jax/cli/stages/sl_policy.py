@@ -34,6 +34,7 @@ EXAMPLES = """examples:
   alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl19 [--cache /tmp/caches] [--hours 2]
   alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl19 --resume [--total-samples N]
   alphago-jax train sl-policy --data data/gnugo9 --cache /tmp/caches --size 9 --min-rank none --fractions 0.9 0.05 0.05 --min-ply 4 --total-samples 600000 --output runs/sl9
+  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl48 --ladders --init-from runs/sl19   (all 48 planes; the ladders read once into the cache)
   alphago-jax train sl-policy --preset paper --data D --output O   (13x192, for an accelerator)
   alphago-jax train sl-policy --quick --data D --output O   (a smoke test)"""
 
