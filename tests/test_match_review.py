@@ -129,13 +129,19 @@ def test_a_ladder_run_out_and_captured_is_a_lost_atari_run():
   # (0, 10) left one and is not an extension. Black never ran.
   assert match_review.lost_atari_run(record, 1) == 11
   assert match_review.lost_atari_run(record, 0) == 0
+  # Each of those 11 ran into a ladder that works, by the ladder reading.
+  assert match_review.into_ladders(record, 1) == (11, 11)
+  assert match_review.into_ladders(record, 0) == (0, 0)
 
 
 def test_a_ladder_that_escapes_is_not_a_lost_run():
   # A White stone at (3, 10) instead of (12, 1): White's (3, 9) joins it
   # with four liberties, the run of five ends there and the chain lives.
   opening = _OPENING[:3] + [(3, 10)] + _OPENING[4:]
-  assert match_review.lost_atari_run(_game(opening + _LADDER[:12]), 1) == 0
+  record = _game(opening + _LADDER[:12])
+  assert match_review.lost_atari_run(record, 1) == 0
+  # Its five extensions were escapes: the ladder reading sees the breaker.
+  assert match_review.into_ladders(record, 1) == (5, 0)
 
 
 def test_a_record_the_atari_runs_cannot_replay_is_refused_by_name():
@@ -145,26 +151,36 @@ def test_a_record_the_atari_runs_cannot_replay_is_refused_by_name():
     match_review.lost_atari_run(record, 0)
   with pytest.raises(ValueError, match="bad.sgf: setup stones"):
     match_review.lost_atari_run(_with(record, setup_black=(0,)), 0)
+  with pytest.raises(ValueError, match="bad.sgf.*the point is occupied"):
+    match_review.into_ladders(record, 0)
+  with pytest.raises(ValueError, match="bad.sgf: setup stones"):
+    match_review.into_ladders(_with(record, setup_black=(0,)), 0)
 
 
 def test_summary_counts_from_the_side_of_gnugos_opponent():
-  def review(gnugo, winner, result, count, run=0, gnugo_run=0):
+  def review(gnugo, winner, result, count, run=0, gnugo_run=0,
+             ladders=(0, 0, 0, 0)):
     return match_review.Review(
         source="x", gnugo_colour=gnugo, plies=10, winner=winner,
         result=result, first_pass=None if count is None else 5,
         count_at_pass=count, lost_atari_run=run,
-        gnugo_lost_atari_run=gnugo_run)
+        gnugo_lost_atari_run=gnugo_run, atari_extensions=ladders[0],
+        into_ladders=ladders[1], gnugo_atari_extensions=ladders[2],
+        gnugo_into_ladders=ladders[3])
   reviews = [
-      review(1, 0, 3.5, 3.5, run=9),      # won, decided in play
-      review(1, 1, -2.5, 10.5, run=5),    # led by GNU Go's count, lost
+      review(1, 0, 3.5, 3.5, run=9, ladders=(4, 2, 1, 0)),  # won in play
+      review(1, 1, -2.5, 10.5, run=5, ladders=(3, 0, 2, 1)),  # led, lost
       review(0, 1, -4.5, 6.5, gnugo_run=6),  # behind by its count, won
-      review(0, 0, None, None, run=4),    # resigned by us
+      review(0, 0, None, None, run=4, ladders=(1, 1, 0, 0)),  # resigned
       review(1, None, 0.0, 0.0),          # a draw: no winner, no flip
   ]
   assert match_review.summarize(reviews) == {
       "games": 5, "won": 2, "gnugo_passed": 4, "count_is_result": 2,
       "lost_when_ahead": 1, "won_when_behind": 1,
-      "lost_with_ladder_run": 1, "gnugo_ladder_runs": 1}
+      "lost_with_ladder_run": 1, "gnugo_ladder_runs": 1,
+      "atari_extensions": 8, "into_ladders": 3, "games_into_ladders": 2,
+      "gnugo_atari_extensions": 3, "gnugo_into_ladders": 1,
+      "gnugo_games_into_ladders": 1}
 
 
 @needs_gnugo
@@ -184,15 +200,22 @@ def test_command_writes_the_table_and_result(tmp_path):
       capture_output=True, text=True, check=True).stdout
   assert out.strip().splitlines()[-1] == (
       "RESULT games=2 gnugo_passed=1 count_is_result=0 lost_when_ahead=1 "
-      "won_when_behind=0 lost_with_ladder_run=0 gnugo_ladder_runs=0")
+      "won_when_behind=0 lost_with_ladder_run=0 gnugo_ladder_runs=0 "
+      "atari_extensions=1 into_ladders=1 games_into_ladders=1 "
+      "gnugo_atari_extensions=7 gnugo_into_ladders=0 "
+      "gnugo_games_into_ladders=0")
   assert "| ply 312 | W+39.5 | B+1.5 |" in out
   rows = (tmp_path / "r.csv").read_text().splitlines()
   assert rows[0] == ("source,gnugo_colour,plies,result,first_pass,"
-                     "count_at_pass,lost_atari_run,gnugo_lost_atari_run")
+                     "count_at_pass,lost_atari_run,gnugo_lost_atari_run,"
+                     "atari_extensions,into_ladders,gnugo_atari_extensions,"
+                     "gnugo_into_ladders")
   plies = len(_record("seed2", "level10-001-black.sgf").moves)
-  assert rows[1].endswith(f"level10-001-black.sgf,W,{plies},B+R,,,0,0")
-  # The network's one atari extension in seed 5's game 47 was captured.
-  assert rows[2].endswith(",B,406,B+1.5,312,W+39.5,1,0")
+  assert rows[1].endswith(f"level10-001-black.sgf,W,{plies},B+R,,,0,0,0,0,"
+                          f"5,0")
+  # The network's one atari extension in seed 5's game 47 was captured,
+  # and it ran into a working ladder.
+  assert rows[2].endswith(",B,406,B+1.5,312,W+39.5,1,0,1,1,2,0")
 
 
 def test_command_refuses_a_folder_without_games(tmp_path):

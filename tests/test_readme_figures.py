@@ -287,12 +287,19 @@ def _review(name, prefix, seeds):
                                                              gnugo)]
     assert [int(row["lost_atari_run"]),
             int(row["gnugo_lost_atari_run"])] == runs
+    ladders = [*match_review.into_ladders(record, 1 - gnugo),
+               *match_review.into_ladders(record, gnugo)]
+    assert [int(row[k]) for k in (
+        "atari_extensions", "into_ladders", "gnugo_atari_extensions",
+        "gnugo_into_ladders")] == ladders
     reviews.append(match_review.Review(
         source=row["source"], gnugo_colour=gnugo,
         plies=len(record.moves), winner=record.winner,
         result=sgf.result_score(record.result), first_pass=first,
         count_at_pass=sgf.result_score(row["count_at_pass"] or None),
-        lost_atari_run=runs[0], gnugo_lost_atari_run=runs[1]))
+        lost_atari_run=runs[0], gnugo_lost_atari_run=runs[1],
+        atari_extensions=ladders[0], into_ladders=ladders[1],
+        gnugo_atari_extensions=ladders[2], gnugo_into_ladders=ladders[3]))
   assert all(r["result"].endswith("+R") == (r["first_pass"] == "")
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
@@ -315,6 +322,9 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
   said(f"in the first match the network did in {s['lost_with_ladder_run']}"
        f" of its {s['games'] - s['won']} losses, GNU Go in "
        f"{'none' if s['gnugo_ladder_runs'] == 0 else s['gnugo_ladder_runs']}")
+  said(f"(in the first match {s['into_ladders']} of "
+       f"{s['atari_extensions']} against {s['gnugo_into_ladders']} of "
+       f"{s['gnugo_atari_extensions']})")
   r = flips[0]
   said(f"seed 5, game 47, which the network led by "
        f"{abs(r.count_at_pass):g} there and lost by {abs(r.result):g}")
@@ -343,6 +353,14 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
        f"ran a ladder out and lost it, a run of five or more")
   assert s["gnugo_ladder_runs"] == 0
   said(f"GNU Go did so in none of the {s['games']} games")
+  lost_runs = [r for r in reviews if r.winner == r.gnugo_colour
+               and r.lost_atari_run >= match_review.LADDER_RUN]
+  each = "each" if all(r.into_ladders for r in lost_runs) else "not all"
+  said(f"extensions ran into a ladder that works {s['into_ladders']} times "
+       f"of {s['atari_extensions']}, in {s['games_into_ladders']} of the "
+       f"{s['games']} games and in {each} of those {len(lost_runs)}, and "
+       f"GNU Go's {s['gnugo_into_ladders']} times of "
+       f"{s['gnugo_atari_extensions']}")
 
 
 def test_19x19_value_figures_are_the_committed_runs():

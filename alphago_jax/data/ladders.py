@@ -209,11 +209,12 @@ def _read(board0, prey, hunter, hunter_to_move, ko0, nbr, budget, depth_cap,
 
 @numba.njit(cache=True)
 def _position_planes(board, ko, me, nbr, budget, depth_cap, capture, escape,
-                     boards, opts, kos, cursor, mark, stamp, chain, libs,
-                     other, after):
+                     read, boards, opts, kos, cursor, mark, stamp, chain,
+                     libs, other, after):
   n2 = board.shape[0]
   capture[:] = False
   escape[:] = False
+  read[:] = False
   for p in range(n2):
     legal, own_libs, nko = _play(board, p, me, ko, after, nbr, mark, stamp,
                                  chain, libs)
@@ -240,6 +241,7 @@ def _position_planes(board, ko, me, nbr, budget, depth_cap, capture, escape,
       if own_libs >= 3:
         escape[p] = True
       elif own_libs == 2:
+        read[p] = True
         escape[p] = not _read(after, p, -me, True, nko, nbr, budget,
                               depth_cap, boards, opts, kos, cursor, mark,
                               stamp, chain, libs, other)
@@ -260,12 +262,12 @@ def _batch_planes(stones, kos_in, signs, nbr, budget, depth_cap, out):
   after = np.zeros(n2, np.int8)
   for i in range(num):
     _position_planes(stones[i], kos_in[i], signs[i], nbr, budget, depth_cap,
-                     out[i, 0], out[i, 1], boards, opts, kos, cursor, mark,
-                     stamp, chain, libs, other, after)
+                     out[i, 0], out[i, 1], out[i, 2], boards, opts, kos,
+                     cursor, mark, stamp, chain, libs, other, after)
 
 
 def ladder_planes(stones: np.ndarray, ko: np.ndarray, to_play: np.ndarray,
-                  size: int) -> np.ndarray:
+                  size: int, *, with_read: bool = False) -> np.ndarray:
   """bool `[P, 2, N²]`: the ladder captures and ladder escapes of the
   player to move (`go_features.ladder_moves`) in each position.
 
@@ -274,6 +276,10 @@ def ladder_planes(stones: np.ndarray, ko: np.ndarray, to_play: np.ndarray,
     ko: int `[P]`, the simple-ko point, -1 for none.
     to_play: int `[P]`, `BLACK` (0) or `WHITE` (1).
     size: board size N.
+    with_read: also return, as a third plane, the escapes that were read:
+      the moves that extend an own chain in atari to exactly two liberties
+      (the prey's move in a ladder); those of them not on the escape plane
+      run into a ladder that works.
   """
   stones = np.ascontiguousarray(stones, np.int8)
   n2 = size * size
@@ -291,10 +297,10 @@ def ladder_planes(stones: np.ndarray, ko: np.ndarray, to_play: np.ndarray,
   if num and (ko.min() < -1 or ko.max() >= n2):
     raise ValueError(f"ladder_planes: a ko point outside [-1, {n2})")
   signs = np.where(to_play == BLACK, 1, -1).astype(np.int8)
-  out = np.zeros((num, 2, n2), np.bool_)
+  out = np.zeros((num, 3, n2), np.bool_)
   _batch_planes(stones, ko, signs, _neighbour_table(size), 32 * size,
                 4 * size + 4, out)
-  return out
+  return out if with_read else out[:, :2]
 
 
 def pack_planes(planes: np.ndarray) -> np.ndarray:

@@ -17,6 +17,10 @@ which the hunter answers with atari again), and the chain's last stone is
 not on the board at the end of the game. `summarize` counts the games
 with a lost run of `LADDER_RUN` moves or more, which is a ladder read
 wrong rather than a local fight.
+
+`into_ladders` reads each of a player's atari extensions as AlphaGo's
+ladder-escape plane does (`data.ladders`): how many of them ran into a
+ladder that works, which is what that plane would have told the player.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ import concurrent.futures
 import dataclasses
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+import numpy as np
 from sgfmill import boards as sgfmill_boards
 
+from alphago_jax.data import ladders as ladders_lib
+from alphago_jax.data import positions as positions_lib
 from alphago_jax.games import sgf as sgf_lib
 from alphago_jax.games.go import Go
 from alphago_jax.gtp.gnugo_player import GnuGoPlayer
@@ -53,6 +60,9 @@ class Review:
     lost_atari_run: GNU Go's opponent's longest atari run whose chain was
       captured (`lost_atari_run`), 0 when none.
     gnugo_lost_atari_run: the same for GNU Go.
+    atari_extensions, into_ladders: GNU Go's opponent's atari extensions
+      and those of them into a working ladder (`into_ladders`).
+    gnugo_atari_extensions, gnugo_into_ladders: the same for GNU Go.
   """
   source: str
   gnugo_colour: int
@@ -63,6 +73,10 @@ class Review:
   count_at_pass: Optional[float]
   lost_atari_run: int = 0
   gnugo_lost_atari_run: int = 0
+  atari_extensions: int = 0
+  into_ladders: int = 0
+  gnugo_atari_extensions: int = 0
+  gnugo_into_ladders: int = 0
 
   @property
   def count_is_result(self) -> bool:
@@ -181,6 +195,40 @@ def lost_atari_run(record: sgf_lib.GameRecord, colour: int) -> int:
              default=0)
 
 
+def into_ladders(record: sgf_lib.GameRecord, colour: int
+                 ) -> Tuple[int, int]:
+  """`colour`'s atari extensions (moves next to its own chain in atari
+  that leave the joined chain exactly two liberties, as in
+  `lost_atari_run`) and how many of them ran into a ladder that works: not
+  on the ladder-escape plane (`data.ladders`, the reading of
+  `go_features.ladder_moves`) of the position they were played in.
+
+  Args:
+    record: a game from the empty board (setup stones are refused).
+    colour: 0 Black, 1 White.
+
+  Raises:
+    ValueError: setup stones, or a move the engine rejects; the message
+      names the record.
+  """
+  if record.setup_black or record.setup_white:
+    raise ValueError(f"{record.source}: setup stones; a match game starts "
+                     f"on the empty board")
+  try:
+    arrays = positions_lib.replay_positions(record)
+  except sgf_lib.SGFError as e:
+    raise ValueError(str(e)) from None
+  planes = ladders_lib.ladder_planes(arrays["stones"], arrays["ko"],
+                                     arrays["to_play"], record.size,
+                                     with_read=True)
+  action = arrays["action"].astype(np.int64)
+  mine = np.flatnonzero((arrays["to_play"] == colour)
+                        & (action < record.size ** 2))
+  read = planes[mine, 2, action[mine]]
+  escaped = planes[mine, 1, action[mine]]
+  return int(read.sum()), int((read & ~escaped).sum())
+
+
 def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
                 level: int = 10, seed: int = 0) -> Review:
   """Reviews one finished game of a match against GNU Go.
@@ -213,11 +261,16 @@ def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
     with GnuGoPlayer(game, level, seed=seed) as player:
       player.replay(actions[:first + 1])
       count = player.final_score()
+  extensions, into = into_ladders(record, 1 - gnugo_colour)
+  gnugo_extensions, gnugo_into = into_ladders(record, gnugo_colour)
   return Review(source=str(record.source), gnugo_colour=gnugo_colour,
                 plies=len(actions), winner=winner, result=result,
                 first_pass=first, count_at_pass=count,
                 lost_atari_run=lost_atari_run(record, 1 - gnugo_colour),
-                gnugo_lost_atari_run=lost_atari_run(record, gnugo_colour))
+                gnugo_lost_atari_run=lost_atari_run(record, gnugo_colour),
+                atari_extensions=extensions, into_ladders=into,
+                gnugo_atari_extensions=gnugo_extensions,
+                gnugo_into_ladders=gnugo_into)
 
 
 def review_games(records: Iterable[sgf_lib.GameRecord], *,
@@ -241,8 +294,10 @@ def summarize(reviews: Sequence[Review]) -> Dict[str, int]:
   `lost_when_ahead` / `won_when_behind` (the count named GNU Go's
   opponent / GNU Go the leader, and the other side won),
   `lost_with_ladder_run` (games it lost with a lost atari run of
-  `LADDER_RUN` moves or more) and `gnugo_ladder_runs` (games in which GNU
-  Go had such a run)."""
+  `LADDER_RUN` moves or more), `gnugo_ladder_runs` (games in which GNU
+  Go had such a run), `atari_extensions` / `into_ladders` (summed over
+  the games), `games_into_ladders` (games with at least one move into a
+  working ladder) and the same three for GNU Go (`gnugo_...`)."""
   passed = [r for r in reviews if r.first_pass is not None]
   flips = [r for r in passed if r.decided_after_pass]
   return {
@@ -260,4 +315,12 @@ def summarize(reviews: Sequence[Review]) -> Dict[str, int]:
                                   for r in reviews),
       "gnugo_ladder_runs": sum(r.gnugo_lost_atari_run >= LADDER_RUN
                                for r in reviews),
+      "atari_extensions": sum(r.atari_extensions for r in reviews),
+      "into_ladders": sum(r.into_ladders for r in reviews),
+      "games_into_ladders": sum(r.into_ladders > 0 for r in reviews),
+      "gnugo_atari_extensions": sum(r.gnugo_atari_extensions
+                                    for r in reviews),
+      "gnugo_into_ladders": sum(r.gnugo_into_ladders for r in reviews),
+      "gnugo_games_into_ladders": sum(r.gnugo_into_ladders > 0
+                                      for r in reviews),
   }

@@ -10,11 +10,15 @@ game into GNU Go up to its first pass after the `--opening-plies` random
 plies, and compares GNU Go's count there (`final_score`, which judges dead
 stones) with the final result. Also measures each side's longest atari
 run that was captured (`match_review.lost_atari_run`: a ladder run out
-and lost makes a long one). Prints the games decided after that pass and
-a summary, writes one row a game to `--csv` (atomically), and ends with
-`RESULT games=<n> gnugo_passed=<n> count_is_result=<n>
+and lost makes a long one), and its atari extensions and how many of
+them ran into a working ladder by AlphaGo's ladder-escape plane
+(`match_review.into_ladders`). Prints the games decided after that pass
+and a summary, writes one row a game to `--csv` (atomically), and ends
+with `RESULT games=<n> gnugo_passed=<n> count_is_result=<n>
 lost_when_ahead=<n> won_when_behind=<n> lost_with_ladder_run=<n>
-gnugo_ladder_runs=<n>`, counted for GNU Go's opponent.
+gnugo_ladder_runs=<n> atari_extensions=<n> into_ladders=<n>
+games_into_ladders=<n> gnugo_atari_extensions=<n> gnugo_into_ladders=<n>
+gnugo_games_into_ladders=<n>`, counted for GNU Go's opponent first.
 """
 
 import argparse
@@ -84,13 +88,19 @@ def main(argv=None) -> int:
         f"won from behind; lost with an atari run of "
         f"{match_review.LADDER_RUN}+ moves captured (a ladder): "
         f"{s['lost_with_ladder_run']}, and GNU Go had one in "
-        f"{s['gnugo_ladder_runs']}")
+        f"{s['gnugo_ladder_runs']}; atari extensions into a working "
+        f"ladder: {s['into_ladders']} of {s['atari_extensions']} in "
+        f"{s['games_into_ladders']} games, GNU Go's "
+        f"{s['gnugo_into_ladders']} of {s['gnugo_atari_extensions']} in "
+        f"{s['gnugo_games_into_ladders']}")
   if args.csv:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["source", "gnugo_colour", "plies", "result",
                      "first_pass", "count_at_pass", "lost_atari_run",
-                     "gnugo_lost_atari_run"])
+                     "gnugo_lost_atari_run", "atari_extensions",
+                     "into_ladders", "gnugo_atari_extensions",
+                     "gnugo_into_ladders"])
     for r in reviews:
       writer.writerow([r.source, "BW"[r.gnugo_colour], r.plies,
                        score(r.result) if r.result is not None else
@@ -98,7 +108,9 @@ def main(argv=None) -> int:
                        "" if r.first_pass is None else r.first_pass,
                        "" if r.count_at_pass is None else
                        score(r.count_at_pass), r.lost_atari_run,
-                       r.gnugo_lost_atari_run])
+                       r.gnugo_lost_atari_run, r.atari_extensions,
+                       r.into_ladders, r.gnugo_atari_extensions,
+                       r.gnugo_into_ladders])
     tmp = args.csv + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
       f.write(buf.getvalue())
