@@ -81,9 +81,9 @@ HISTORY = 7  # recent moves kept: with the board, 8 plies of stone ages
 ARRAYS = ("stones", "recent", "ply", "ko", "to_play", "action", "outcome",
           "game")
 LADDER = "ladder"  # the optional array of `DatasetConfig(ladders=True)`
-_DTYPES = {"ladder": np.uint8, "stones": np.uint8, "recent": np.int16, "ply": np.int16,
+_DTYPES = {"stones": np.uint8, "recent": np.int16, "ply": np.int16,
            "ko": np.int16, "to_play": np.int8, "action": np.int16,
-           "outcome": np.int8, "game": np.int32}
+           "outcome": np.int8, "game": np.int32, LADDER: np.uint8}
 
 
 class CacheError(DataError):
