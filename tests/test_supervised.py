@@ -520,3 +520,21 @@ def test_deepen_and_init_refuse_what_does_not_fit():
                                    variables=variables)
   np.testing.assert_array_equal(state.params["Conv_2"]["kernel"],
                                 variables["params"]["Conv_2"]["kernel"])
+
+
+@pytest.mark.parametrize("name,planes,step", [("sl12-partial", 46, 15186),
+                                              ("sl12l-partial", 48, None)])
+def test_committed_partial_runs_load_and_can_resume(name, planes, step):
+  # The README's way on from a committed step: copied to runs/NAME, the
+  # run's command with --resume. Its config and checkpoint must agree.
+  folder = os.path.join(ROOT, "checkpoints", name)
+  model, variables, saved_step = sl.load_policy(
+      ckpt.steps_directory(folder))
+  config = sl.SupervisedConfig.from_json(
+      json.loads(open(os.path.join(folder, "config.json")).read())["config"])
+  assert config.model == model and model.num_planes == planes
+  assert (model.num_layers, model.filters) == (12, 64)
+  assert step is None or saved_step == step
+  last = read_metrics(os.path.join(folder, "metrics.jsonl"))[-1]
+  assert last["iteration"] <= saved_step
+  assert variables["params"]["Conv_0"]["kernel"].shape[2] == planes
