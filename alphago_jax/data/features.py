@@ -142,7 +142,7 @@ def feature_batch(batch: Dict[str, chex.Array], key: chex.PRNGKey, *,
   chex.assert_shape(stones, (b, 2, (size * size + 7) // 8))
   chex.assert_shape(batch["recent"], (b, HISTORY))
   states = jax.vmap(functools.partial(rebuild_state, game))(batch)
-  if "ladder" in batch and any(n.startswith("ladder") for n in names):
+  if "ladder" in batch and go_features.reads_ladders(names):
     # Read once when the cache was built (`data.ladders`): reading here
     # would cost far more than the network's step.
     chex.assert_shape(batch["ladder"], (b, 2, (size * size + 7) // 8))

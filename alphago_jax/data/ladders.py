@@ -25,18 +25,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from alphago_jax.games import go as go_lib
 from alphago_jax.games.go import BLACK
 
 
 def _neighbour_table(size: int) -> np.ndarray:
-  """int32 `[N², 4]`: the orthogonal neighbours, -1 off the board."""
-  nbr = np.full((size * size, 4), -1, np.int32)
-  for p in range(size * size):
-    r, c = divmod(p, size)
-    for j, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
-      if 0 <= r + dr < size and 0 <= c + dc < size:
-        nbr[p, j] = (r + dr) * size + c + dc
-  return nbr
+  """int32 `[N², 4]`: the engine's neighbour table, -1 off the board."""
+  nbr = go_lib._tables(size)[0]  # pylint: disable=protected-access
+  return np.where(nbr < size * size, nbr, -1).astype(np.int32)
 
 
 # Workspace: `mark` stamps points per traversal (a new stamp instead of a

@@ -101,11 +101,17 @@ FEATURES: Dict[str, int] = {
 # AlphaGo's policy network input, all 48 planes, and the value network's 49.
 ALPHAGO_POLICY_FEATURES = tuple(FEATURES)[:-1]
 ALPHAGO_VALUE_FEATURES = tuple(FEATURES)
+LADDER_FEATURES = ("ladder_capture", "ladder_escape")
 # The same without the two ladder planes, far cheaper (see Cost).
 DEFAULT_POLICY_FEATURES = tuple(
-    n for n in ALPHAGO_POLICY_FEATURES if not n.startswith("ladder"))
+    n for n in ALPHAGO_POLICY_FEATURES if n not in LADDER_FEATURES)
 DEFAULT_VALUE_FEATURES = DEFAULT_POLICY_FEATURES + ("player_colour",)
 _PER_MOVE = ("capture_size", "self_atari_size", "liberties_after_move")
+
+
+def reads_ladders(names: Sequence[str]) -> bool:
+  """Whether the planes `names` include a ladder plane (the costly ones)."""
+  return any(n in LADDER_FEATURES for n in names)
 
 
 def num_planes(names: Sequence[str] = DEFAULT_POLICY_FEATURES) -> int:
@@ -331,7 +337,7 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
   if ladders is not None:
     ladder_capture, ladder_escape = ladders
     chex.assert_shape([ladder_capture, ladder_escape], (n2,))
-  elif any(n.startswith("ladder") for n in names):
+  elif reads_ladders(names):
     ladder_capture, ladder_escape = ladder_moves(
         game, state, node_budget=ladder_node_budget)
 

@@ -34,7 +34,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
-from alphago_jax.games import symmetry
+from alphago_jax.games import go_features, symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables,
                                        symmetric_log_policy)
@@ -400,8 +400,7 @@ def _check_ladders(model: PolicyNetConfig, positions: Positions,
   """A network on the ladder planes needs positions that carry them:
   reading them in every step instead would be correct but cost far more
   than the network, so it is refused rather than run slowly."""
-  if positions.ladder is None and any(n.startswith("ladder")
-                                      for n in model.features):
+  if positions.ladder is None and go_features.reads_ladders(model.features):
     raise ValueError(
         f"{caller}: the network reads the ladder planes, but the "
         f"{positions.split} positions carry none: build their cache with "

@@ -39,6 +39,7 @@ from alphago_jax import cpu_devices
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
 from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.games import go_features
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
 from alphago_jax.training.loop import make_mesh
@@ -180,7 +181,7 @@ def main(argv=None):
   positions = _open_positions(
       p, args, trained, model.board_size, min_rank, split,
       run.get("dataset", {}), log,
-      ladders=any(n.startswith("ladder") for n in model.features))
+      ladders=go_features.reads_ladders(model.features))
   if positions is None:
     return 1
   mesh = make_mesh() if jax.device_count() > 1 else None

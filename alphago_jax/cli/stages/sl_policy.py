@@ -201,7 +201,8 @@ def build_config(options):
 def reads_ladders(model) -> bool:
   """Whether a policy network's inputs include the ladder planes (its
   run then needs a cache that holds them)."""
-  return any(n.startswith("ladder") for n in model.features)
+  from alphago_jax.games import go_features  # pylint: disable=import-outside-toplevel
+  return go_features.reads_ladders(model.features)
 
 
 def starting_network(path: str, model):
