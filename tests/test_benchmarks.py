@@ -62,11 +62,13 @@ def test_selfplay_benchmark_runs_both_sides():
   assert float(result["selfplay_ratio_vs_pgx"]) > 0
 
 
-def test_go_features_benchmark_times_the_four_ways():
+def test_go_features_benchmark_times_the_five_ways():
   table, result = run_benchmark("go_features.py", "--size", "9", "--batch",
                                 "2", "--plies", "10", "--repeats", "1")
   for row in ("default (46 planes, bit sets)", "every move played",
-              "48 planes with ladders", "read on the host (numba)"):
+              "48 planes with ladders", "read on the host (numba)",
+              "48 planes in play"):
     assert row in table
   assert float(result["ms_default"]) > 0 and float(result["ms_by_play"]) > 0
   assert float(result["ms_ladders_host"]) > 0
+  assert float(result["ms_play_48"]) > 0

@@ -14,6 +14,7 @@ import pytest
 from alphago_jax import data
 from alphago_jax.data import features, ladders, positions
 from alphago_jax.games import go, go_features
+from alphago_jax.training import policy_games
 
 from test_data import ANY9, KGS, _need, _sgf, _tar
 # The hand-worked ladders of the engine's own reading: LADDER (White's
@@ -83,10 +84,9 @@ def _engine_ladders(size):
       game, features.rebuild_state(game, b)))))
 
 
-def _random_positions(size, num, plies, seed):
-  """`num` positions after `plies` random legal non-pass moves: many
-  chains in atari, so many ladders to read."""
-  game = features.feature_game(size)
+def _random_positions(game, num, plies, seed):
+  """`num` positions of `game` after `plies` random legal non-pass moves:
+  many chains in atari, so many ladders to read."""
 
   def one(key):
     def body(state, k):
@@ -101,7 +101,7 @@ def _random_positions(size, num, plies, seed):
 
 @pytest.mark.parametrize("plies,seed", [(15, 0), (35, 1), (55, 2), (75, 3)])
 def test_equal_to_the_engine_reading_random_9x9(plies, seed):
-  states = _random_positions(9, 48, plies, seed)
+  states = _random_positions(features.feature_game(9), 48, plies, seed)
   stones = np.sign(np.asarray(states.board)).astype(np.int8)
   mine = ladders.ladder_planes(stones, np.asarray(states.ko),
                                np.asarray(states.current_player), 9)
@@ -187,3 +187,55 @@ def test_cache_with_ladders_is_its_own_cache(tmp_path):
 def test_bad_input_is_named(stones, ko, to_play, match):
   with pytest.raises(ValueError, match=match):
     ladders.ladder_planes(stones, np.asarray(ko), np.asarray(to_play), 9)
+
+
+# In play, states come from a game under positional superko, and a network
+# on the 48 planes reads its ladders on the host (`read_ladders`).
+SUPERKO = go.Go(size=9)
+LADDER_NAMES = go_features.ALPHAGO_POLICY_FEATURES
+
+
+def _engine_planes(game, states):
+  return jax.jit(jax.vmap(lambda s: go_features.alphago_features(
+      game, s, LADDER_NAMES)))(states)
+
+
+def test_play_planes_equal_the_engine_reading_under_superko():
+  states = _random_positions(SUPERKO, 32, 45, 4)
+  fast = np.asarray(jax.jit(lambda s: policy_games.planes_of(
+      SUPERKO, s, LADDER_NAMES))(states))
+  np.testing.assert_array_equal(fast, _engine_planes(SUPERKO, states))
+  for name in go_features.LADDER_FEATURES:  # both were compared
+    plane = go_features.num_planes(LADDER_NAMES[:LADDER_NAMES.index(name)])
+    assert fast[..., plane].any()
+
+
+def test_play_planes_under_an_outer_vmap():
+  states = _random_positions(SUPERKO, 8, 45, 5)
+  pairs = jax.tree.map(lambda x: x.reshape((2, 4) + x.shape[1:]), states)
+  fast = jax.jit(jax.vmap(lambda s: policy_games.planes_of(
+      SUPERKO, s, LADDER_NAMES)))(pairs)
+  np.testing.assert_array_equal(
+      np.asarray(fast).reshape((8,) + fast.shape[2:]),
+      _engine_planes(SUPERKO, states))
+
+
+def test_a_move_banned_by_superko_starts_no_ladder():
+  # LADDER's captures at (2,3) and (3,2), with (2,3) marked illegal as a
+  # superko ban would: neither reading offers it.
+  state = SUPERKO.from_ascii(LADDER)
+  banned = state.replace(legal_action_mask=state.legal_action_mask.at[
+      2 * 9 + 3].set(False))
+  batch = jax.tree.map(lambda x: x[None], banned)
+  host = np.asarray(ladders.read_ladders(SUPERKO, batch))[0]
+  engine = np.stack([np.asarray(p) for p in go_features.ladder_moves(
+      SUPERKO, banned)])
+  np.testing.assert_array_equal(host, engine)
+  assert _points(host[0].reshape(9, 9)) == [(3, 2)]
+
+
+def test_read_ladders_names_bad_states():
+  with pytest.raises(ValueError, match="batch"):
+    ladders.read_ladders(SUPERKO, SUPERKO.init(jax.random.key(0)))
+  with pytest.raises(ValueError, match="Go game"):
+    ladders.read_ladders("go", SUPERKO.init(jax.random.key(0)))
