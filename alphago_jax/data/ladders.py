@@ -20,8 +20,8 @@ engine's for a cached position: empty, not the simple-ko point, not
 suicide (a cached position has no superko history).
 
 `read_ladders` is the same reading for engine states inside `jit`, through
-a host callback, so that a network on the 48 planes plays at the speed of
-the 46 (`training.policy_games.planes_of`).
+a host callback, so that a network on the 48 planes plays without the XLA
+reading's cost (`training.policy_games.planes_of`).
 """
 
 from __future__ import annotations

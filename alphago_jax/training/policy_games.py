@@ -98,7 +98,7 @@ def planes_of(game: go_lib.Go, states: go_lib.GoState,
   """uint8 `[B, N, N, C]`: the AlphaGo planes of `states` `[B]` (all 0/1,
   so a byte each in a record). The ladder planes, when asked for, are read
   on the host (`data.ladders.read_ladders`): the same planes as
-  `go_features.ladder_moves`, a hundred times faster on a CPU."""
+  `go_features.ladder_moves`, whose move-by-move search XLA runs slowly."""
   names = tuple(names)
   if not go_features.reads_ladders(names):
     planes = jax.vmap(lambda s: go_features.alphago_features(
