@@ -29,6 +29,7 @@ from alphago_jax.models.value import (ValueNet, ValueNetConfig,
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games
 from alphago_jax.training import read_metrics
+from alphago_jax.training import optim
 from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
@@ -329,6 +330,28 @@ def test_data_config_errors_name_the_field():
       vd.ValueDataConfig(**bad)
   assert vd.ValueDataConfig().u_max == 450
   assert vd.ValueDataConfig(board_size=9).u_max == 101
+
+
+def test_regression_value_wsd_schedule_had_no_decay_fraction():
+  # ValueTrainConfig took "wsd" but lacked the decay_fraction it reads, so
+  # making its optimiser raised AttributeError. Both configs now share
+  # `optim.ScheduleConfig`: the value run's wsd rate is the policy run's.
+  shared = dict(batch_size=10, learning_rate=1.0, warmup_steps=10,
+                total_samples=1000, schedule="wsd", decay_fraction=0.2,
+                final_lr_fraction=0.1)
+  value_rate = optim.make_schedule(vn.ValueTrainConfig(**shared))
+  policy_rate = optim.make_schedule(sl.SupervisedConfig(**shared))
+  for step, expected in {0: 0.0, 10: 1.0, 80: 1.0, 90: 0.55, 100: 0.1}.items():
+    assert float(value_rate(step)) == pytest.approx(expected, abs=1e-6)
+    assert float(policy_rate(step)) == pytest.approx(expected, abs=1e-6)
+  vn.make_optimizer(vn.ValueTrainConfig(**shared))
+  with pytest.raises(ValueError, match="decay_fraction"):
+    vn.ValueTrainConfig(schedule="wsd", decay_fraction=1.5)
+  # The value stage keeps its own defaults over the shared ones.
+  assert (vn.ValueTrainConfig().warmup_steps,
+          vn.ValueTrainConfig().weight_decay) == (200, 1e-5)
+  assert (sl.SupervisedConfig().warmup_steps,
+          sl.SupervisedConfig().weight_decay) == (500, 0.0)
 
 
 def test_value_net_shapes_and_configs():

@@ -37,3 +37,28 @@ def check_mesh(mesh: Optional[Mesh], **sizes: int) -> None:
     if value % n:
       raise ValueError(f"{name}={value} is not divisible by the {n} devices "
                        "of the mesh")
+
+
+def batch_constraint(mesh: Optional[Mesh]):
+  """`tree -> tree` that pins every leaf's leading (batch) axis to the
+  mesh's data axis inside a jitted step (the identity without a mesh), so
+  that XLA keeps the per-example work sharded rather than gathering it."""
+  if mesh is None:
+    return lambda tree: tree
+  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return lambda tree: jax.tree.map(
+      lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
+
+
+def jit_over_batch(step, mesh: Optional[Mesh], *, donate_first=False):
+  """`jax.jit` of `step(replicated, batch)`: over `mesh`, the first
+  argument (a train state, or a network's variables) and every output
+  replicated, the batch sharded over the data axis; `donate_first` donates
+  the first argument (a train state the step replaces)."""
+  donate = (0,) if donate_first else ()
+  if mesh is None:
+    return jax.jit(step, donate_argnums=donate)
+  replicated = NamedSharding(mesh, PartitionSpec())
+  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+  return jax.jit(step, in_shardings=(replicated, sharded),
+                 out_shardings=replicated, donate_argnums=donate)

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
@@ -38,94 +38,46 @@ from alphago_jax.games import go_features, symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables,
                                        symmetric_log_policy)
-from alphago_jax.training.validate import (check as _check, is_int as _is_int,
-                                          is_real as _is_real)
+from alphago_jax.training.validate import check as _check
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
-from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
+from alphago_jax.training import optim
+from alphago_jax.training.mesh import (batch_constraint, check_mesh,
+                                        jit_over_batch, replicate)
 from alphago_jax.training.state import TrainState, variables_of
 
-OPTIMIZERS = ("sgd", "adam")
-SCHEDULES = ("cosine", "constant", "wsd")
+OPTIMIZERS = optim.OPTIMIZERS
+SCHEDULES = optim.SCHEDULES
+make_schedule = optim.make_schedule
+make_optimizer = optim.make_optimizer
 _FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SupervisedConfig:
-  """Network, optimiser and schedule of a supervised policy run.
+class SupervisedConfig(optim.ScheduleConfig):
+  """Network, optimiser and schedule of a supervised policy run: the
+  fields of `optim.ScheduleConfig` and these.
+
+  The paper's optimiser: plain SGD, rate 0.003 halved every 80M steps,
+  batches of 16.
 
   Attributes:
     model: the policy network.
-    batch_size: positions a gradient step (sharded over the mesh).
-    optimizer: "adam" or "sgd" (with `momentum`; the paper: plain SGD,
-      rate 0.003 halved every 80M steps, batches of 16).
-    learning_rate: peak rate.
-    momentum: SGD momentum.
-    schedule: "cosine": linear warm-up over `warmup_steps`, then a cosine
-      decay to `final_lr_fraction` of the peak at `total_samples`, constant
-      after; "wsd" (warm-up, stable, decay): the peak until the last
-      `decay_fraction` of `total_samples`, then a linear decay to
-      `final_lr_fraction` of it; "constant": the peak after the warm-up.
-      A run whose time budget is uncertain wants "wsd": its horizon can be
-      re-planned (`--resume --total-samples N`) without a jump in the rate
-      until the decay starts, which a cosine's cannot.
-    warmup_steps: steps of linear warm-up from 0.
-    total_samples: the cosine's horizon, in training positions.
-    final_lr_fraction: the rate at the horizon, a fraction of the peak.
-    decay_fraction: "wsd" only: the share of `total_samples` over which
-      the rate decays.
-    weight_decay: c in loss = cross-entropy + c ||θ||².
     mask_illegal: give illegal moves `MASKED_LOGIT` in the loss (the
       paper's softmax covers every point; off by default).
     augment: a random one of the 8 board symmetries per example.
   """
   model: PolicyNetConfig = PolicyNetConfig()
-  batch_size: int = 128
-  optimizer: str = "adam"
-  learning_rate: float = 1e-3
-  momentum: float = 0.9
-  schedule: str = "cosine"
-  warmup_steps: int = 500
-  total_samples: int = 8_000_000
-  final_lr_fraction: float = 0.02
-  decay_fraction: float = 0.2
-  weight_decay: float = 0.0
   mask_illegal: bool = False
   augment: bool = True
 
   def __post_init__(self):
     _check("model", isinstance(self.model, PolicyNetConfig), self.model,
            "a PolicyNetConfig")
-    _check("batch_size", _is_int(self.batch_size) and self.batch_size >= 1,
-           self.batch_size, "an integer >= 1")
-    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
-           f"one of {OPTIMIZERS}")
-    _check("schedule", self.schedule in SCHEDULES, self.schedule,
-           f"one of {SCHEDULES}")
-    _check("learning_rate", _is_real(self.learning_rate)
-           and self.learning_rate > 0, self.learning_rate, "a number > 0")
-    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
-           self.momentum, "a number in [0, 1)")
-    _check("warmup_steps", _is_int(self.warmup_steps)
-           and self.warmup_steps >= 0, self.warmup_steps, "an integer >= 0")
-    _check("total_samples", _is_int(self.total_samples)
-           and self.total_samples >= 1, self.total_samples,
-           "an integer >= 1")
-    _check("final_lr_fraction", _is_real(self.final_lr_fraction)
-           and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
-           "a number in [0, 1]")
-    _check("decay_fraction", _is_real(self.decay_fraction)
-           and 0 < self.decay_fraction <= 1, self.decay_fraction,
-           "a number in (0, 1]")
-    _check("weight_decay", _is_real(self.weight_decay)
-           and self.weight_decay >= 0, self.weight_decay, "a number >= 0")
+    super().__post_init__()
     for name in ("mask_illegal", "augment"):
       _check(name, isinstance(getattr(self, name), bool),
              getattr(self, name), "a bool")
-
-  @property
-  def total_steps(self) -> int:
-    return max(1, self.total_samples // self.batch_size)
 
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match to be loaded (JSON-able)."""
@@ -163,38 +115,6 @@ def model_config_from_architecture(arch: Dict[str, Any]) -> PolicyNetConfig:
   model = dict(arch["model"])
   model["features"] = tuple(model["features"])
   return PolicyNetConfig(**model)
-
-
-def make_schedule(config: SupervisedConfig) -> optax.Schedule:
-  """The learning rate at each step (see `SupervisedConfig.schedule`)."""
-  peak = config.learning_rate
-  after_warmup = max(1, config.total_steps - config.warmup_steps)
-  if config.schedule == "constant":
-    decay = optax.constant_schedule(peak)
-  elif config.schedule == "wsd":
-    decay_steps = min(after_warmup,
-                      max(1, round(config.decay_fraction * config.total_steps)))
-    decay = optax.join_schedules(
-        [optax.constant_schedule(peak),
-         optax.linear_schedule(peak, peak * config.final_lr_fraction,
-                               decay_steps)],
-        [after_warmup - decay_steps])
-  else:
-    decay = optax.cosine_decay_schedule(peak, after_warmup,
-                                        alpha=config.final_lr_fraction)
-  if not config.warmup_steps:
-    return decay
-  return optax.join_schedules(
-      [optax.linear_schedule(0.0, peak, config.warmup_steps), decay],
-      [config.warmup_steps])
-
-
-def make_optimizer(config: SupervisedConfig) -> optax.GradientTransformation:
-  """Adam, or SGD with momentum, on `make_schedule`."""
-  schedule = make_schedule(config)
-  if config.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=config.momentum or None)
-  return optax.adam(schedule)
 
 
 def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
@@ -275,14 +195,6 @@ def loss_fn(params, batch_stats, inputs, *, network: PolicyNet,
   return loss, (updates.get("batch_stats", batch_stats), metrics)
 
 
-def _constrainer(mesh):
-  if mesh is None:
-    return lambda tree: tree
-  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return lambda tree: jax.tree.map(
-      lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
-
-
 def make_train_step(config: SupervisedConfig, *, mesh: Optional[Mesh] = None
                     ) -> Callable[[TrainState, Dict], Tuple[TrainState,
                                                            Dict]]:
@@ -303,7 +215,7 @@ def _make_train_step(config, mesh):
   optimizer = make_optimizer(config)
   schedule = make_schedule(config)
   size, names = config.model.board_size, config.model.features
-  constrain = _constrainer(mesh)
+  constrain = batch_constraint(mesh)
 
   def step(state: TrainState, batch):
     chex.assert_shape(batch["action"], (config.batch_size,))
@@ -325,12 +237,7 @@ def _make_train_step(config, mesh):
                          batch_stats=batch_stats, opt_state=opt_state,
                          iteration=state.iteration + 1), metrics
 
-  if mesh is None:
-    return jax.jit(step, donate_argnums=0)
-  replicated = NamedSharding(mesh, PartitionSpec())
-  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return jax.jit(step, in_shardings=(replicated, sharded),
-                 out_shardings=(replicated, replicated), donate_argnums=0)
+  return jit_over_batch(step, mesh, donate_first=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -342,7 +249,7 @@ def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
   symmetries (the paper's 8-symmetry ensemble)."""
   network = PolicyNet(model)
   size, names = model.board_size, model.features
-  constrain = _constrainer(mesh)
+  constrain = batch_constraint(mesh)
 
   def step(variables, batch):
     inputs = constrain(features_lib.feature_batch(
@@ -358,12 +265,7 @@ def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
             "top5": jnp.sum(topk_correct(logp, action, 5) * valid),
             "nll": jnp.sum(nll * valid), "positions": jnp.sum(valid)}
 
-  if mesh is None:
-    return jax.jit(step)
-  replicated = NamedSharding(mesh, PartitionSpec())
-  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return jax.jit(step, in_shardings=(replicated, sharded),
-                 out_shardings=replicated)
+  return jit_over_batch(step, mesh)
 
 
 def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,

@@ -29,89 +29,52 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.models.value import (ValueNet, ValueNetConfig, symmetric_mean,
                                       init_value_variables)
-from alphago_jax.training.validate import (check as _check, is_int as _is_int,
-                                          is_real as _is_real)
+from alphago_jax.training.validate import check as _check
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
-from alphago_jax.training import supervised as sl
-from alphago_jax.training.mesh import DATA_AXIS, check_mesh, replicate
+from alphago_jax.training import optim
+from alphago_jax.training.mesh import (batch_constraint, check_mesh,
+                                        jit_over_batch, replicate)
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "value_net"
-OPTIMIZERS = sl.OPTIMIZERS
-SCHEDULES = sl.SCHEDULES
+OPTIMIZERS = optim.OPTIMIZERS
+SCHEDULES = optim.SCHEDULES
+make_optimizer = optim.make_optimizer
 _FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ValueTrainConfig:
-  """Network, optimiser and schedule of a value-network run.
+class ValueTrainConfig(optim.ScheduleConfig):
+  """Network, optimiser and schedule of a value-network run: the fields of
+  `optim.ScheduleConfig` (`weight_decay`: c in loss = MSE + c ||θ||²) and
+  these.
+
+  The paper's optimiser: SGD, rate 0.003, batches of 32, on 50 GPUs.
 
   Attributes:
     model: the value network.
-    batch_size: positions a gradient step (paper: 32; sharded over the
-      mesh).
-    optimizer: "adam" or "sgd" (with `momentum`; the paper: SGD, rate
-      0.003, on 50 GPUs).
-    learning_rate: peak rate.
-    momentum: SGD momentum.
-    schedule: "cosine" (linear warm-up, cosine decay to
-      `final_lr_fraction` of the peak at `total_samples`) or "constant".
-    warmup_steps: steps of linear warm-up from 0.
-    total_samples: the schedule's horizon and the default budget, in
-      training positions.
-    final_lr_fraction: the rate at the horizon, a fraction of the peak.
-    weight_decay: c in loss = MSE + c ||θ||².
     augment: a random one of the 8 board symmetries per example.
   """
   model: ValueNetConfig = ValueNetConfig()
-  batch_size: int = 128
-  optimizer: str = "adam"
-  learning_rate: float = 1e-3
-  momentum: float = 0.9
-  schedule: str = "cosine"
   warmup_steps: int = 200
   total_samples: int = 4_000_000
-  final_lr_fraction: float = 0.02
   weight_decay: float = 1e-5
   augment: bool = True
 
   def __post_init__(self):
     _check("model", isinstance(self.model, ValueNetConfig), self.model,
            "a ValueNetConfig")
-    _check("batch_size", _is_int(self.batch_size) and self.batch_size >= 1,
-           self.batch_size, "an integer >= 1")
-    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
-           f"one of {OPTIMIZERS}")
-    _check("schedule", self.schedule in SCHEDULES, self.schedule,
-           f"one of {SCHEDULES}")
-    _check("learning_rate", _is_real(self.learning_rate)
-           and self.learning_rate > 0, self.learning_rate, "a number > 0")
-    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
-           self.momentum, "a number in [0, 1)")
-    _check("warmup_steps", _is_int(self.warmup_steps)
-           and self.warmup_steps >= 0, self.warmup_steps, "an integer >= 0")
-    _check("total_samples", _is_int(self.total_samples)
-           and self.total_samples >= 1, self.total_samples,
-           "an integer >= 1")
-    _check("final_lr_fraction", _is_real(self.final_lr_fraction)
-           and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
-           "a number in [0, 1]")
-    _check("weight_decay", _is_real(self.weight_decay)
-           and self.weight_decay >= 0, self.weight_decay, "a number >= 0")
+    super().__post_init__()
     _check("augment", isinstance(self.augment, bool), self.augment,
            "a bool")
-
-  @property
-  def total_steps(self) -> int:
-    return max(1, self.total_samples // self.batch_size)
 
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match to be loaded (JSON-able)."""
@@ -150,15 +113,6 @@ def model_config_from_architecture(arch: Dict[str, Any]) -> ValueNetConfig:
   return ValueNetConfig(**model)
 
 
-def make_optimizer(config: ValueTrainConfig) -> optax.GradientTransformation:
-  """Adam, or SGD with momentum, on `supervised.make_schedule`'s schedule
-  (it reads only the schedule fields, which both configs share)."""
-  schedule = sl.make_schedule(config)
-  if config.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=config.momentum or None)
-  return optax.adam(schedule)
-
-
 def init_value_state(config: ValueTrainConfig, seed: int, *,
                      mesh: Optional[Mesh] = None) -> TrainState:
   """A fresh run: random network, step 0, key from `seed` (no buffer)."""
@@ -187,14 +141,6 @@ def loss_fn(params, inputs, *, network: ValueNet, weight_decay: float):
                 "value_mean": jnp.mean(value)}
 
 
-def _constrainer(mesh):
-  if mesh is None:
-    return lambda tree: tree
-  sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return lambda tree: jax.tree.map(
-      lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
-
-
 def make_train_step(config: ValueTrainConfig, *, mesh: Optional[Mesh] = None
                     ) -> Callable[[TrainState, Dict], Tuple[TrainState,
                                                            Dict]]:
@@ -213,9 +159,9 @@ def _make_train_step(config, mesh):
   check_mesh(mesh, batch_size=config.batch_size)
   network = ValueNet(config.model)
   optimizer = make_optimizer(config)
-  schedule = sl.make_schedule(config)
+  schedule = optim.make_schedule(config)
   size, names = config.model.board_size, config.model.features
-  constrain = _constrainer(mesh)
+  constrain = batch_constraint(mesh)
 
   def step(state: TrainState, batch):
     chex.assert_shape(batch["outcome"], (config.batch_size,))
@@ -235,12 +181,7 @@ def _make_train_step(config, mesh):
                          opt_state=opt_state,
                          iteration=state.iteration + 1), metrics
 
-  if mesh is None:
-    return jax.jit(step, donate_argnums=0)
-  replicated = NamedSharding(mesh, PartitionSpec())
-  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return jax.jit(step, in_shardings=(replicated, sharded),
-                 out_shardings=(replicated, replicated), donate_argnums=0)
+  return jit_over_batch(step, mesh, donate_first=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -250,7 +191,7 @@ def make_eval_step(model: ValueNetConfig, *, mesh: Optional[Mesh] = None):
   No augmentation."""
   network = ValueNet(model)
   size, names = model.board_size, model.features
-  constrain = _constrainer(mesh)
+  constrain = batch_constraint(mesh)
 
   def step(variables, batch):
     inputs = constrain(features_lib.feature_batch(
@@ -262,12 +203,7 @@ def make_eval_step(model: ValueNetConfig, *, mesh: Optional[Mesh] = None):
             "sign": jnp.sum((value * z > 0) * valid),
             "positions": jnp.sum(valid)}
 
-  if mesh is None:
-    return jax.jit(step)
-  replicated = NamedSharding(mesh, PartitionSpec())
-  sharded = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
-  return jax.jit(step, in_shardings=(replicated, sharded),
-                 out_shardings=replicated)
+  return jit_over_batch(step, mesh)
 
 
 def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
@@ -313,7 +249,7 @@ def predict_values(variables, model: ValueNetConfig, positions: Positions,
                      f"{model.board_size}")
   n = len(positions) if limit is None else min(limit, len(positions))
   network = ValueNet(model)
-  constrain = _constrainer(mesh)
+  constrain = batch_constraint(mesh)
   if mesh is not None:  # a loaded network sits on one device
     variables = replicate(variables, mesh)
 
