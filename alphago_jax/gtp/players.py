@@ -284,7 +284,25 @@ def _predict(table: Optional[collections.OrderedDict],
   return float(np.interp(simulations, counts, times))
 
 
-class SearchPlayer:
+class _TimedSearch:
+  """What a search player knows of its own speed: the recent timings of
+  its searches, per game (`self._timings`: simulations -> seconds, set up
+  by the player), and the time a search of any size is expected to take."""
+
+  _timings: Dict[Go, collections.OrderedDict]
+
+  def record_timing(self, game: Go, simulations: int,
+                    seconds: float) -> None:
+    """Remembers how long a search of `simulations` took (`_record`)."""
+    _record(self._timings.setdefault(game, collections.OrderedDict()),
+            simulations, seconds)
+
+  def predicted_seconds(self, game: Go, simulations: int) -> float:
+    """Expected seconds of a search of `simulations` (`_predict`)."""
+    return _predict(self._timings.get(game), simulations)
+
+
+class SearchPlayer(_TimedSearch):
   """A policy-value network with AlphaZero's search.
 
   The search is compiled once per game for `config.num_simulations` (the
@@ -407,16 +425,6 @@ class SearchPlayer:
       self.record_timing(game, simulations, time.perf_counter() - start)
     return out
 
-  def record_timing(self, game: Go, simulations: int,
-                    seconds: float) -> None:
-    """Remembers how long a search of `simulations` took (`_record`)."""
-    _record(self._timings.setdefault(game, collections.OrderedDict()),
-            simulations, seconds)
-
-  def predicted_seconds(self, game: Go, simulations: int) -> float:
-    """Expected seconds of a search of `simulations` (`_predict`)."""
-    return _predict(self._timings.get(game), simulations)
-
   def prepare(self, game: Go, *, timed: bool = False) -> None:
     """Compiles the search and the fallback policy for `game` and times
     the search at one simulation and at the full budget."""
@@ -513,7 +521,7 @@ def simulation_ladder(top: int, *, step: int = 1,
                        for k in range(rungs)}))
 
 
-class AlphaGoPlayer:
+class AlphaGoPlayer(_TimedSearch):
   """AlphaGo's search (`search.alphago`: PUCT on a policy prior, leaves
   valued by a value network and/or rollouts), reusing its tree between
   moves.
@@ -680,16 +688,6 @@ class AlphaGoPlayer:
     self._trees[game] = tree
     self.reused_nodes = int(out["reused"])
     return out
-
-  def record_timing(self, game: Go, simulations: int,
-                    seconds: float) -> None:
-    """Remembers how long a search of `simulations` took (`_record`)."""
-    _record(self._timings.setdefault(game, collections.OrderedDict()),
-            simulations, seconds)
-
-  def predicted_seconds(self, game: Go, simulations: int) -> float:
-    """Expected seconds of a search of `simulations` (`_predict`)."""
-    return _predict(self._timings.get(game), simulations)
 
   def prepare(self, game: Go, *, timed: bool = False) -> None:
     """Compiles the full search and the fallback policy for `game` (with
