@@ -52,12 +52,13 @@ from alphago_jax.training.validate import (check as _check, is_int as _is_int,
                                           is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
+from alphago_jax.training import optim
 from alphago_jax.training import policy_games
 from alphago_jax.training import supervised
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh
 from alphago_jax.training.state import TrainState, variables_of
 
-OPTIMIZERS = ("sgd", "adam")
+OPTIMIZERS = optim.OPTIMIZERS
 BASELINES = ("none", "mean")
 
 
