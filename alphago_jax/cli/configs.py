@@ -14,6 +14,7 @@ from typing import Annotated, Literal, Optional
 
 import tyro
 
+from alphago_jax.checks import check_int
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
 
@@ -21,11 +22,6 @@ AlphaZeroGame = Literal["tictactoe", "go9"]
 # Actions and the longest game of each (checked here, so that a config that
 # cannot run fails before anything starts).
 NUM_ACTIONS = {"tictactoe": 9, "go9": 82}
-
-
-def _int(name, value, low):
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
 def _hours(name, value):
@@ -79,13 +75,13 @@ class AlphaZeroRun:
                        f"{self.game!r}")
     if not isinstance(self.train, TrainConfig):
       raise ValueError(f"train must be a TrainConfig, got {self.train!r}")
-    _int("seed", self.seed, 0)
-    _int("iterations", self.iterations, 0)
+    check_int("seed", self.seed, 0)
+    check_int("iterations", self.iterations, 0)
     _hours("hours", self.hours)
-    _int("checkpoint_every", self.checkpoint_every, 1)
-    _int("eval_every", self.eval_every, 0)
-    _int("eval_games", self.eval_games, 1)
-    _int("cpu_devices", self.cpu_devices, 1)
+    check_int("checkpoint_every", self.checkpoint_every, 1)
+    check_int("eval_every", self.eval_every, 0)
+    check_int("eval_games", self.eval_games, 1)
+    check_int("cpu_devices", self.cpu_devices, 1)
     if self.cpu_devices & (self.cpu_devices - 1):
       raise ValueError(f"cpu_devices must be a power of two, got "
                        f"{self.cpu_devices}")

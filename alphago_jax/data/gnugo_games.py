@@ -58,6 +58,7 @@ from typing import (Callable, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 from sgfmill import sgf as sgfmill_sgf
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
 
@@ -121,10 +122,7 @@ class GenerationConfig:
                        f"got {self.size!r}")
     for name, low in (("opening_moves", 0), ("games_per_chunk", 1),
                       ("base_seed", 1)):
-      value = getattr(self, name)
-      if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"gnugo_games: {name} must be an integer >= {low}, "
-                         f"got {value!r}")
+      check_int(f"gnugo_games: {name}", getattr(self, name), low)
     if (not isinstance(self.seed_stride, int)
         or self.seed_stride < self.games_per_chunk):
       raise ValueError(f"gnugo_games: seed_stride must be an integer >= "

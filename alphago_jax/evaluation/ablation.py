@@ -65,6 +65,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
                                                    gnugo_name, summarize,
                                                    write_atomic,
@@ -75,13 +76,6 @@ from alphago_jax.search import sweep as sweep_lib
 from alphago_jax.search.base import CarryingAgent
 
 JOBS_DIR = "jobs"
-
-
-def _int(name, value, low, high=None):
-  if isinstance(value, bool) or not isinstance(value, int) or value < low or (
-      high is not None and value > high):
-    bound = f">= {low}" if high is None else f"from {low} to {high}"
-    raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -187,14 +181,14 @@ class AblationConfig:
       raise ValueError(f"gnugo_levels must be a list of levels, got "
                        f"{self.gnugo_levels!r}")
     for level in self.gnugo_levels:
-      _int("gnugo_levels", level, 0, 10)
+      check_int("gnugo_levels", level, 0, 10)
     if len(set(self.gnugo_levels)) != len(self.gnugo_levels):
       raise ValueError(f"gnugo_levels has a repeated level: "
                        f"{self.gnugo_levels}")
     object.__setattr__(self, "gnugo_levels", tuple(self.gnugo_levels))
-    _int("chunk", self.chunk, 1)
-    _int("gnugo_games", self.gnugo_games, 0)
-    _int("round_robin_games", self.round_robin_games, 0)
+    check_int("chunk", self.chunk, 1)
+    check_int("gnugo_games", self.gnugo_games, 0)
+    check_int("round_robin_games", self.round_robin_games, 0)
     per_job = 2 * self.groups_per_variant * self.chunk
     if self.gnugo_levels and (self.gnugo_games == 0
                               or self.gnugo_games % per_job):
@@ -213,9 +207,9 @@ class AblationConfig:
       raise ValueError("nothing to play: give gnugo_levels or "
                        "round_robin_games > 0")
     if self.max_moves is not None:
-      _int("max_moves", self.max_moves, 1)
-    _int("random_opening_moves", self.random_opening_moves, 0)
-    _int("seed", self.seed, 0)
+      check_int("max_moves", self.max_moves, 1)
+    check_int("random_opening_moves", self.random_opening_moves, 0)
+    check_int("seed", self.seed, 0)
 
   # -- Variants --------------------------------------------------------------
 
@@ -693,7 +687,7 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
     the `Summary` of every job finished on disk.
   """
   if max_jobs is not None:
-    _int("max_jobs", max_jobs, 0)
+    check_int("max_jobs", max_jobs, 0)
   network = load_network(config.network, config.komi)
   # A bad rollout policy fails here, before the run directory exists.
   alphago.make_leaf_value(network.game, network.value_fn, config.static())

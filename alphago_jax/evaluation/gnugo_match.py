@@ -58,6 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.evaluation.arena import Record
 from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
 from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
@@ -117,13 +118,8 @@ class Outcomes:
     return MatchResult(as_first=rec(black), as_second=rec(~black))
 
 
-def _check_count(name, value, low):
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
 def _check_groups(groups, games_per_colour):
-  _check_count("agent_groups", groups, 1)
+  check_int("agent_groups", groups, 1)
   if games_per_colour % groups:
     raise ValueError(f"agent_groups: {games_per_colour} games a colour do "
                      f"not split into {groups} equal groups")
@@ -541,15 +537,15 @@ def gnugo_match(game: game_base.Game, agent: Agent, key: chex.PRNGKey, *,
   Returns:
     `Outcomes`; `.result()` gives wins/draws/losses per colour.
   """
-  _check_count("games_per_colour", games_per_colour, 1)
-  _check_count("random_opening_moves", random_opening_moves, 0)
+  check_int("games_per_colour", games_per_colour, 1)
+  check_int("random_opening_moves", random_opening_moves, 0)
   _check_groups(agent_groups, games_per_colour)
   if max_moves is not None:
-    _check_count("max_moves", max_moves, 1)
+    check_int("max_moves", max_moves, 1)
   if not hasattr(game, "vertex_to_action"):
     raise ValueError(f"gnugo_match: needs a Go game, got {game!r}")
   if make_player is None:
-    _check_count("level", level, 0)
+    check_int("level", level, 0)
     make_player = lambda i: GnuGoPlayer(game, level, seed=seed + i,
                                         extra_args=extra_args)
   batch = 2 * games_per_colour
@@ -587,11 +583,11 @@ def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
   like `gnugo_match`; each agent compiles once per batch shape and game,
   and searches only the games not over. Both read their batches as
   `agent_groups` equal groups."""
-  _check_count("games_per_colour", games_per_colour, 1)
-  _check_count("random_opening_moves", random_opening_moves, 0)
+  check_int("games_per_colour", games_per_colour, 1)
+  check_int("random_opening_moves", random_opening_moves, 0)
   _check_groups(agent_groups, games_per_colour)
   if max_moves is not None:
-    _check_count("max_moves", max_moves, 1)
+    check_int("max_moves", max_moves, 1)
   _, outcomes = _play(game, agent,
                       _AgentOpponent(opponent, agent_groups,
                                      2 * games_per_colour),

@@ -67,6 +67,7 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import go as go_lib
 from alphago_jax.games.go_playout import GoPlayout, _mix32
 
@@ -122,10 +123,7 @@ class PatternConfig:
 
   def __post_init__(self):
     for name in ("pattern_bits", "response_bits"):
-      v = getattr(self, name)
-      if isinstance(v, bool) or not isinstance(v, int) or not 4 <= v <= 24:
-        raise ValueError(f"PatternConfig: {name} must be an integer in "
-                         f"[4, 24], got {v!r}")
+      check_int(f"PatternConfig: {name}", getattr(self, name), 4, 24)
 
   @property
   def sizes(self) -> Dict[str, int]:

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.games.go import Go, GoState
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           evaluate_states, make_recurrent_fn,
@@ -569,8 +570,7 @@ class AlphaGoPlayer(_TimedSearch):
                        f"{resign_threshold!r}")
     for what, value in (("analysis_rounds", analysis_rounds),
                         ("ladder_rungs", ladder_rungs)):
-      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
+      check_int(what, value, 1)
     self.name = name
     self.game = game
     self.reuse = bool(config.reuse_tree)

@@ -25,15 +25,11 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import go_features, symmetry
 from alphago_jax.types import MASKED_LOGIT
 
 TRUNKS = ("plain", "residual")
-
-
-def _int(name, value, minimum):
-  if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -59,10 +55,10 @@ class PolicyNetConfig:
   trunk: str = "plain"
 
   def __post_init__(self):
-    _int("num_layers", self.num_layers, 2)
-    _int("filters", self.filters, 1)
-    _int("board_size", self.board_size, 2)
-    _int("first_kernel", self.first_kernel, 1)
+    check_int("num_layers", self.num_layers, 2)
+    check_int("filters", self.filters, 1)
+    check_int("board_size", self.board_size, 2)
+    check_int("first_kernel", self.first_kernel, 1)
     if not isinstance(self.features, tuple):
       raise ValueError(f"features must be a tuple of go_features names, got "
                        f"{self.features!r}")
@@ -187,7 +183,7 @@ def deepen_policy(config: PolicyNetConfig, variables: chex.ArrayTree, *,
   if config.trunk != "plain":
     raise ValueError(f"deepen_policy: only a plain trunk deepens by "
                      f"identity layers, this network's is {config.trunk!r}")
-  _int("num_layers", num_layers, config.num_layers)
+  check_int("num_layers", num_layers, config.num_layers)
   old, new = config.num_layers - 2, num_layers - 2  # 3x3 trunk layers
   params = variables["params"]
   k = config.filters

@@ -24,14 +24,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 
-
-
-def _positive_int(name, value, minimum=1):
-  if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -52,10 +48,10 @@ class ResNetConfig:
   value_hidden: int = 64
 
   def __post_init__(self):
-    _positive_int("num_blocks", self.num_blocks, minimum=0)
+    check_int("num_blocks", self.num_blocks, 0)
     for name in ("channels", "policy_channels", "value_channels",
                  "value_hidden"):
-      _positive_int(name, getattr(self, name))
+      check_int(name, getattr(self, name), 1)
 
   @classmethod
   def tiny(cls) -> "ResNetConfig":
@@ -167,7 +163,7 @@ def make_stacked_evaluate_fn(network: PolicyValueNet,
   K * G positions is K groups of G, group k evaluated by network k. One
   search then runs K networks in one batch, compiled once (learning
   curves)."""
-  _positive_int("num_networks", num_networks)
+  check_int("num_networks", num_networks, 1)
   evaluate = make_evaluate_fn(network)
 
   def stacked(variables, observations, legal_action_mask):

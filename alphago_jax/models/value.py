@@ -24,13 +24,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import go_features
 from alphago_jax.games import symmetry
-
-
-def _int(name, value, minimum):
-  if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -56,11 +52,11 @@ class ValueNetConfig:
   hidden: int = 256
 
   def __post_init__(self):
-    _int("num_layers", self.num_layers, 2)
-    _int("filters", self.filters, 1)
-    _int("board_size", self.board_size, 2)
-    _int("first_kernel", self.first_kernel, 1)
-    _int("hidden", self.hidden, 1)
+    check_int("num_layers", self.num_layers, 2)
+    check_int("filters", self.filters, 1)
+    check_int("board_size", self.board_size, 2)
+    check_int("first_kernel", self.first_kernel, 1)
+    check_int("hidden", self.hidden, 1)
     if not isinstance(self.features, tuple):
       raise ValueError(f"features must be a tuple of go_features names, got "
                        f"{self.features!r}")

@@ -79,6 +79,7 @@ import numpy as np
 from flax import struct
 from mctx._src import search as mctx_search
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.games import symmetry
 from alphago_jax.search import base
@@ -147,10 +148,10 @@ class AlphaGoStatic:
     if not isinstance(self.reuse_tree, bool):
       raise ValueError(f"reuse_tree must be a bool, got {self.reuse_tree!r}")
     if self.max_reused_nodes is not None:
-      params_lib.check_int("max_reused_nodes", self.max_reused_nodes, 1)
+      check_int("max_reused_nodes", self.max_reused_nodes, 1)
       if not self.reuse_tree:
         raise ValueError("max_reused_nodes is set but reuse_tree=False")
-    params_lib.check_int("leaves_per_step", self.leaves_per_step, 1)
+    check_int("leaves_per_step", self.leaves_per_step, 1)
     if self.num_simulations % self.leaves_per_step:
       raise ValueError(
           f"num_simulations={self.num_simulations} must be a multiple of "
@@ -162,13 +163,13 @@ class AlphaGoStatic:
     if not (self.use_value or self.use_rollouts):
       raise ValueError("use_value and use_rollouts are both False: a leaf "
                        "needs a value network or rollouts")
-    params_lib.check_int("rollouts_per_leaf", self.rollouts_per_leaf, 1)
+    check_int("rollouts_per_leaf", self.rollouts_per_leaf, 1)
     if not (isinstance(self.rollout_policy, str)
             or callable(self.rollout_policy)):
       raise ValueError(f"rollout_policy must be a name or a RolloutPolicy, "
                        f"got {self.rollout_policy!r}")
     if self.max_depth is not None:
-      params_lib.check_int("max_depth", self.max_depth, 1)
+      check_int("max_depth", self.max_depth, 1)
 
   @property
   def tree_capacity(self) -> int:

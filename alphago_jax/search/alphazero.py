@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.search import base
@@ -111,10 +112,10 @@ class AlphaZeroStatic:
     if not isinstance(self.normalize_q, bool):
       raise ValueError(f"normalize_q must be a bool, got {self.normalize_q!r}")
     if self.max_num_considered_actions is not None:
-      params_lib.check_int("max_num_considered_actions",
+      check_int("max_num_considered_actions",
                            self.max_num_considered_actions, 1)
     if self.max_depth is not None:
-      params_lib.check_int("max_depth", self.max_depth, 1)
+      check_int("max_depth", self.max_depth, 1)
 
   def num_considered_actions(self, game: game_base.Game) -> int:
     """Gumbel's starting number of actions for `game`; checks the bound."""
@@ -193,7 +194,7 @@ class AlphaZeroSearchConfig:
     check("dirichlet_alpha", self.dirichlet_alpha, low=0, low_open=True)
     check("dirichlet_fraction", self.dirichlet_fraction, low=0, high=1)
     check("temperature", self.temperature, low=0)
-    params_lib.check_int("temperature_moves", self.temperature_moves, 0)
+    check_int("temperature_moves", self.temperature_moves, 0)
     check("gumbel_scale", self.gumbel_scale, low=0)
     if self.resign_threshold is not None:
       check("resign_threshold", self.resign_threshold, low=-1, high=1)

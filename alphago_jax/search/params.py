@@ -60,13 +60,6 @@ def check_number(name: str, value, *, low=None, high=None,
                      f"{' and '.join(bounds)}, got {value!r}")
 
 
-def check_int(name: str, value, low: int) -> None:
-  """Raises ValueError unless `value` is a Python int >= `low` (static
-  fields: they fix shapes or loop lengths)."""
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
 def check_params(params, bounds: Mapping[str, Bounds]) -> None:
   """Checks every field of a parameter pytree named in `bounds`."""
   for name, (low, high, low_open) in bounds.items():

@@ -5,16 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Tuple
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 
 OPTIMIZERS = ("sgd", "adam")
-
-
-def _int(name, value, low):
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
 def _positive(name, value, allow_zero=False):
@@ -73,12 +69,12 @@ class TrainConfig:
     if not isinstance(self.search, AlphaZeroSearchConfig):
       raise ValueError(
           f"search must be an AlphaZeroSearchConfig, got {self.search!r}")
-    _int("max_moves", self.max_moves, 1)
-    _int("num_games", self.num_games, 1)
-    _int("random_opening_moves", self.random_opening_moves, 0)
-    _int("buffer_capacity", self.buffer_capacity, 1)
-    _int("batch_size", self.batch_size, 1)
-    _int("gradient_steps", self.gradient_steps, 1)
+    check_int("max_moves", self.max_moves, 1)
+    check_int("num_games", self.num_games, 1)
+    check_int("random_opening_moves", self.random_opening_moves, 0)
+    check_int("buffer_capacity", self.buffer_capacity, 1)
+    check_int("batch_size", self.batch_size, 1)
+    check_int("gradient_steps", self.gradient_steps, 1)
     if self.optimizer not in OPTIMIZERS:
       raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got "
                        f"{self.optimizer!r}")

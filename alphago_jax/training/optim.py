@@ -12,8 +12,8 @@ import dataclasses
 
 import optax
 
-from alphago_jax.training.validate import (check as _check, is_int as _is_int,
-                                          is_real as _is_real)
+from alphago_jax.checks import (check as _check, is_int as _is_int,
+                                 is_real as _is_real)
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant", "wsd")

@@ -46,10 +46,10 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from alphago_jax.checks import (check as _check, is_int as _is_int,
+                                 is_real as _is_real)
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
-from alphago_jax.training.validate import (check as _check, is_int as _is_int,
-                                          is_real as _is_real)
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
 from alphago_jax.training import optim

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from alphago_jax.checks import check_int
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
@@ -63,13 +64,8 @@ class RolloutTrainConfig:
 
   def __post_init__(self):
     for name in ("board_size", "batch_size", "total_samples"):
-      v = getattr(self, name)
-      if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"RolloutTrainConfig: {name} must be a positive "
-                         f"integer, got {v!r}")
-    if not 5 <= self.board_size <= 19:
-      raise ValueError(f"RolloutTrainConfig: board_size must be in [5, 19], "
-                       f"got {self.board_size}")
+      check_int(f"RolloutTrainConfig: {name}", getattr(self, name), 1)
+    check_int("RolloutTrainConfig: board_size", self.board_size, 5, 19)
     if not self.learning_rate > 0:
       raise ValueError(f"RolloutTrainConfig: learning_rate must be > 0, got "
                        f"{self.learning_rate!r}")

@@ -31,6 +31,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh
 
+from alphago_jax.checks import check as _check
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
@@ -38,7 +39,6 @@ from alphago_jax.games import go_features, symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables,
                                        symmetric_log_policy)
-from alphago_jax.training.validate import check as _check
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
 from alphago_jax.training import optim

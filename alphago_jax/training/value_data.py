@@ -66,6 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
+from alphago_jax.checks import is_int
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
@@ -127,8 +128,6 @@ class ValueDataConfig:
     def bad(name, what):
       raise ValueError(f"{name} must be {what}, got "
                        f"{getattr(self, name)!r}")
-    def is_int(v):
-      return not isinstance(v, bool) and isinstance(v, int)
     if not is_int(self.board_size) or not 5 <= self.board_size <= 19:
       bad("board_size", "an integer in 5..19")
     if isinstance(self.komi, bool) or not isinstance(

@@ -31,12 +31,12 @@ import numpy as np
 import optax
 from jax.sharding import Mesh
 
+from alphago_jax.checks import check as _check
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.models.value import (ValueNet, ValueNetConfig, symmetric_mean,
                                       init_value_variables)
-from alphago_jax.training.validate import check as _check
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
 from alphago_jax.training import optim

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
+from alphago_jax.checks import check_int  # noqa: F401  (stages.check_int)
 from alphago_jax.cli import rundir
 
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
@@ -243,11 +244,6 @@ def fail(message: str) -> int:
 
 
 # --- the options' validation: ValueError whose message starts with the field
-
-def check_int(name: str, value: Any, low: int) -> None:
-  if isinstance(value, bool) or not isinstance(value, int) or value < low:
-    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
 
 def check_positive(name: str, value: Any, *, zero: bool = False) -> None:
   """A finite number > 0 (>= 0 with `zero`), or None."""

@@ -1,0 +1,40 @@
+"""Checks of config fields and arguments shared by every layer.
+
+A leaf module (it imports nothing of ours), so that models, search, training
+and the CLI name a bad setting the same way without depending on each
+other. Errors name the field, and a bool never passes for a number.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+
+def check(name: str, ok: bool, value: Any, what: str) -> None:
+  """Raises `ValueError("<name> must be <what>, got <value>")` unless ok."""
+  if not ok:
+    raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def is_int(value: Any) -> bool:
+  return not isinstance(value, bool) and isinstance(value, int)
+
+
+def is_real(value: Any) -> bool:
+  """A finite int or float (not a bool)."""
+  return (not isinstance(value, bool) and isinstance(value, (int, float))
+          and math.isfinite(value))
+
+
+def check_int(name: str, value: Any, low: int,
+              high: Optional[int] = None) -> None:
+  """Raises ValueError naming `name` unless `value` is a Python int from
+  `low` to `high` (no upper bound when `high` is None).
+
+  For static settings: they fix shapes or loop lengths, so they are never
+  traced.
+  """
+  bound = f">= {low}" if high is None else f"from {low} to {high}"
+  check(name, is_int(value) and value >= low
+        and (high is None or value <= high), value, f"an integer {bound}")

@@ -1,0 +1,33 @@
+"""The shared config checks (`alphago_jax.checks`): what passes for an
+integer setting, and that the error names the field and its bound."""
+
+import pytest
+
+from alphago_jax import checks
+
+
+@pytest.mark.parametrize("value", [0, 3, 10])
+def test_check_int_accepts_ints_within_bounds(value):
+  checks.check_int("level", value, 0, 10)
+  checks.check_int("level", value, 0)
+
+
+@pytest.mark.parametrize("value", [True, False, 3.0, "3", None])
+def test_check_int_rejects_non_ints_and_bools(value):
+  with pytest.raises(ValueError, match=r"^level must be an integer >= 0, "):
+    checks.check_int("level", value, 0)
+
+
+def test_check_int_names_the_range_and_the_value():
+  with pytest.raises(ValueError, match=r"^level must be an integer from 0 "
+                                       r"to 10, got 11$"):
+    checks.check_int("level", 11, 0, 10)
+  with pytest.raises(ValueError, match=r"^batch must be an integer >= 1, "
+                                       r"got 0$"):
+    checks.check_int("batch", 0, 1)
+
+
+def test_is_real_refuses_bools_and_non_finite_numbers():
+  assert checks.is_real(1) and checks.is_real(0.5)
+  assert not any(checks.is_real(v) for v in
+                 (True, float("nan"), float("inf"), "1", None))
