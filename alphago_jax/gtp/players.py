@@ -106,14 +106,6 @@ def _check_game(player_game: Go, game: Go, name: str) -> None:
         f"{game.size}x{game.size} with {game.history_length}")
 
 
-def _with_rules_of(player_game: Go, game: Go) -> Go:
-  """The player's own game (its observation: e.g. a `FeaturePlanesGo`'s
-  planes) under the rules the engine plays (`game`: komi, superko, move
-  cap); `game` itself when the player plays plain Go."""
-  return dataclasses.replace(player_game, komi=game.komi,
-                             superko=game.superko, max_moves=game.max_moves)
-
-
 def _compile(fn, *args) -> Tuple[Callable, float]:
   start = time.perf_counter()
   compiled = jax.jit(fn).lower(*args).compile()
@@ -286,11 +278,38 @@ def _predict(table: Optional[collections.OrderedDict],
 
 
 class _TimedSearch:
-  """What a search player knows of its own speed: the recent timings of
-  its searches, per game (`self._timings`: simulations -> seconds, set up
-  by the player), and the time a search of any size is expected to take."""
+  """A search player's timing and move choice: the recent timings of its
+  searches, per game (`self._timings`: simulations -> seconds, set up by
+  the player), the time a search of any size is expected to take, and
+  `genmove` on top of the player's `choose_simulations`, `_run` and
+  `_decision`, falling back on its policy (`self._fallback`)."""
 
   _timings: Dict[Go, collections.OrderedDict]
+  name: str
+  game: Go
+  resign_threshold: Optional[float]
+
+  def _as_played(self, game: Go) -> Go:
+    """The game the player searches when the engine plays `game`."""
+    return game
+
+  def _resigns(self, winrate: Optional[float]) -> bool:
+    return bool(self.resign_threshold is not None and winrate is not None
+                and winrate < self.resign_threshold)
+
+  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
+              seconds: Optional[float] = None) -> Decision:
+    """The move of the largest search predicted to fit in `seconds` (None:
+    the full budget); the policy's greedy move when not even one fits."""
+    _check_game(self.game, game, self.name)
+    game = self._as_played(game)
+    simulations = self.choose_simulations(game, seconds)
+    if simulations is None:
+      decision = self._fallback.genmove(game, state, key)
+      return dataclasses.replace(decision,
+                                 resign=self._resigns(decision.winrate))
+    out = self._run(game, state, key, simulations)
+    return self._decision(state, out, simulations)
 
   def record_timing(self, game: Go, simulations: int,
                     seconds: float) -> None:
@@ -460,10 +479,6 @@ class SearchPlayer(_TimedSearch):
                     candidates=candidates, winrate=winrate,
                     simulations=simulations)
 
-  def _resigns(self, winrate: Optional[float]) -> bool:
-    return bool(self.resign_threshold is not None and winrate is not None
-                and winrate < self.resign_threshold)
-
   def choose_simulations(self, game: Go, seconds: Optional[float]
                          ) -> Optional[int]:
     """The most simulations predicted to fit in `seconds` (the full budget
@@ -481,19 +496,6 @@ class SearchPlayer(_TimedSearch):
       else:
         hi = mid - 1
     return lo
-
-  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
-              seconds: Optional[float] = None) -> Decision:
-    """The search's move within `seconds` (None: the full budget). When
-    not even one simulation fits, the network's greedy move."""
-    _check_game(self.game, game, self.name)
-    simulations = self.choose_simulations(game, seconds)
-    if simulations is None:
-      decision = self._fallback.genmove(game, state, key)
-      return dataclasses.replace(decision,
-                                 resign=self._resigns(decision.winrate))
-    out = self._run(game, state, key, simulations)
-    return self._decision(state, out, simulations)
 
   def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
                ) -> Iterator[Decision]:
@@ -607,6 +609,12 @@ class AlphaGoPlayer(_TimedSearch):
 
   # -- The compiled searches --------------------------------------------------
 
+  def _as_played(self, game: Go) -> Go:
+    """Its own game (its observation: e.g. a `FeaturePlanesGo`'s planes)
+    under the rules the engine plays (`game`: komi, superko, move cap)."""
+    return dataclasses.replace(self.game, komi=game.komi,
+                               superko=game.superko, max_moves=game.max_moves)
+
   def _static(self, simulations: int):
     """The search of `simulations` with the full search's tree capacity,
     the rest of it for reused nodes: trees fit every size."""
@@ -694,7 +702,7 @@ class AlphaGoPlayer(_TimedSearch):
     `timed`, every size of the ladder), and times the smallest and the
     largest size it compiled."""
     _check_game(self.game, game, self.name)
-    game = _with_rules_of(self.game, game)
+    game = self._as_played(game)
     self._fallback.prepare(game)
     sizes = self.ladder if timed else (self.max_simulations,)
     new = [n for n in sizes if n not in self._compiled.get(game, {})]
@@ -727,10 +735,6 @@ class AlphaGoPlayer(_TimedSearch):
             if self.predicted_seconds(game, n) <= seconds]
     return max(fits, default=None)
 
-  def _resigns(self, winrate: Optional[float]) -> bool:
-    return bool(self.resign_threshold is not None and winrate is not None
-                and winrate < self.resign_threshold)
-
   def _decision(self, state: GoState, out, simulations: int) -> Decision:
     legal = np.asarray(state.legal_action_mask)
     visits = np.asarray(out["visits"])
@@ -743,26 +747,12 @@ class AlphaGoPlayer(_TimedSearch):
                     candidates=candidates, winrate=winrate,
                     simulations=simulations)
 
-  def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
-              seconds: Optional[float] = None) -> Decision:
-    """The move of the largest search that fits in `seconds` (None: the
-    full one); the policy's greedy move when none fits."""
-    _check_game(self.game, game, self.name)
-    game = _with_rules_of(self.game, game)
-    simulations = self.choose_simulations(game, seconds)
-    if simulations is None:
-      decision = self._fallback.genmove(game, state, key)
-      return dataclasses.replace(decision,
-                                 resign=self._resigns(decision.winrate))
-    out = self._run(game, state, key, simulations)
-    return self._decision(state, out, simulations)
-
   def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
                ) -> Iterator[Decision]:
     """`analysis_rounds` full searches of the position, each continuing
     the last one's tree when reusing (so ever more visits), else fresh."""
     _check_game(self.game, game, self.name)
-    game = _with_rules_of(self.game, game)
+    game = self._as_played(game)
     for _ in range(self.analysis_rounds):
       key, sub = jax.random.split(key)
       out = self._run(game, state, sub, self.max_simulations)
