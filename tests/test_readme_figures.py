@@ -118,6 +118,18 @@ def test_19x19_longer_sl_policy_figures_are_the_committed_run():
        f"at 8.96M, {at[10.0]:.1f}% at 10.00M")
 
 
+def test_19x19_ladder_run_curve_is_the_committed_partial():
+  """`checkpoints/sl12l-partial`: every held-out evaluation in its metrics
+  stands in the README's curve of the ladder run."""
+  sl = [m for m in _metrics("checkpoints", "sl12l-partial", "metrics.jsonl")
+        if "eval_top1" in m]
+  assert len(sl) >= 8
+  points = [f"{100 * m['eval_top1']:.1f}% / {m['eval_nll']:.3f} at "
+            f"{m['samples'] / 1e6:.2f}M" for m in sl]
+  said(f"(top-1 / nll, every evaluation of the committed step's metrics): "
+       f"{points[0]} samples, " + ", ".join(points[1:]) + ".")
+
+
 def _match_wins(*folder):
   """{colour: (wins, games)} of the network in a folder of match SGFs,
   each game's result read from its SGF (our engine's score)."""
