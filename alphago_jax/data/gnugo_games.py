@@ -117,9 +117,7 @@ class GenerationConfig:
       raise ValueError(f"gnugo_games: levels must be integers from 0 to 10, "
                        f"got {self.levels!r}")
     object.__setattr__(self, "levels", levels)
-    if not isinstance(self.size, int) or not 5 <= self.size <= 19:
-      raise ValueError(f"gnugo_games: size must be an integer from 5 to 19, "
-                       f"got {self.size!r}")
+    check_int("gnugo_games: size", self.size, 5, 19)
     for name, low in (("opening_moves", 0), ("games_per_chunk", 1),
                       ("base_seed", 1)):
       check_int(f"gnugo_games: {name}", getattr(self, name), low)
