@@ -64,15 +64,14 @@ def play(game, agent, key, num_games: int, *, progress: bool = False):
   import jax
   import jax.numpy as jnp
 
+  from alphago_jax.games import base as game_base
+
   @jax.jit
   def move(states, key):
     actions = agent(states, key)
     stepped = jax.vmap(game.step)(states, actions)
     going = ~states.terminated
-    states = jax.tree.map(
-        lambda new, old: jnp.where(
-            going.reshape(going.shape + (1,) * (new.ndim - 1)), new, old),
-        stepped, states)
+    states = game_base.select(going, stepped, states)
     return states, jnp.where(going, actions, -1)
 
   init_key, key = jax.random.split(key)

@@ -28,12 +28,6 @@ class GameResults:
   terminated: chex.Array
 
 
-def _select(mask, new, old):
-  return jax.tree.map(
-      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
-                             x, y), new, old)
-
-
 def play(game: game_base.Game, agents: Tuple[Agent, Agent],
          key: chex.PRNGKey, *, num_games: int,
          max_moves: int | None = None) -> GameResults:
@@ -74,7 +68,7 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
       moving = (states.current_player == seat) & ~states.terminated
       stepped = jax.vmap(game.step)(states, actions)
       total = total + jnp.where(moving[:, None], stepped.rewards, 0.0)
-      states = _select(moving, stepped, states)
+      states = game_base.select(moving, stepped, states)
     return states, key, total, n + 1
 
   @jax.jit

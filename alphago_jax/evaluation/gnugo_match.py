@@ -163,10 +163,8 @@ def _compiled(game: game_base.Game):
     # Only Go can resign; elsewhere `resign` is all False.
     resigned = (jax.vmap(game.resign)(states) if hasattr(game, "resign")
                 else stepped)
-    pick = lambda m, a, b: jax.tree.map(
-        lambda x, y: jnp.where(m.reshape(m.shape + (1,) * (x.ndim - 1)), x,
-                               y), a, b)
-    new = pick(moving, pick(resign, resigned, stepped), states)
+    new = game_base.select(moving, game_base.select(resign, resigned, stepped),
+                           states)
     reward = jnp.take_along_axis(new.rewards, agent_player[:, None], 1)[:, 0]
     return new, jnp.where(moving, reward, 0.0)
 

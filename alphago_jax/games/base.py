@@ -55,6 +55,18 @@ class State:
   step_count: chex.Array
 
 
+def select(mask: chex.Array, new: chex.ArrayTree, old: chex.ArrayTree
+           ) -> chex.ArrayTree:
+  """Per game of a batch: `new` where `mask` (bool `[B]`), else `old`.
+
+  `new` and `old` are pytrees of one structure whose leaves have a leading
+  `[B]` axis (a batch of states, of search trees).
+  """
+  return jax.tree.map(
+      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
+                             x, y), new, old)
+
+
 def _is_concrete(x) -> bool:
   return not isinstance(x, jax.core.Tracer)
 

@@ -126,12 +126,6 @@ def sweep_search(search: Callable[..., Any], params: Params, *args,
                      batch_size=values_per_batch)
 
 
-def _select(mask, new, old):
-  return jax.tree.map(
-      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
-                             x, y), new, old)
-
-
 def play_games(game: game_base.Game, agent: Agent, opponent: Agent,
                key: chex.PRNGKey, agent_seat: chex.Array, *,
                max_moves: Optional[int] = None) -> chex.Array:
@@ -165,7 +159,7 @@ def play_games(game: game_base.Game, agent: Agent, opponent: Agent,
     stepped = jax.vmap(game.step)(states, actions)
     moving = ~states.terminated
     total = total + jnp.where(moving, stepped.rewards[rows, agent_seat], 0.0)
-    return _select(moving, stepped, states), key, total, n + 1
+    return game_base.select(moving, stepped, states), key, total, n + 1
 
   init_key, loop_key = jax.random.split(key)
   states = jax.vmap(game.init)(jax.random.split(init_key, num_games))

@@ -65,12 +65,6 @@ class SelfPlayStats:
             for f in self.__dataclass_fields__.values()}
 
 
-def _select(mask, new, old):
-  return jax.tree.map(
-      lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)),
-                             x, y), new, old)
-
-
 def self_play(game: game_base.Game, evaluate: EvaluateFn,
               variables: chex.ArrayTree, key: chex.PRNGKey, *,
               num_games: int, max_moves: int,
@@ -134,7 +128,7 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     outcome0 = outcome0 + jnp.where(plays, stepped.rewards[:, 0], 0.0)
     outcome0 = jnp.where(resign_now, jnp.where(player == 0, -1.0, 1.0),
                          outcome0)
-    states = constrain(_select(plays, stepped, states))
+    states = constrain(game_base.select(plays, stepped, states))
     done = done | resign_now | (plays & stepped.terminated)
     carry = (states, done, outcome0, resigned | resign_now, would)
     return carry, (example, player, active, learn)
