@@ -38,3 +38,14 @@ def check_int(name: str, value: Any, low: int,
   bound = f">= {low}" if high is None else f"from {low} to {high}"
   check(name, is_int(value) and value >= low
         and (high is None or value <= high), value, f"an integer {bound}")
+
+
+def check_positive(name: str, value: Any, *, zero: bool = False,
+                   optional: bool = False) -> None:
+  """Raises ValueError naming `name` unless `value` is a finite number > 0
+  (>= 0 with `zero`), or None with `optional`."""
+  if optional and value is None:
+    return
+  bound = ">= 0" if zero else "> 0"
+  check(name, is_real(value) and (value >= 0 if zero else value > 0), value,
+        f"a finite number {bound}{' or None' if optional else ''}")

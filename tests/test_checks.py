@@ -31,3 +31,19 @@ def test_is_real_refuses_bools_and_non_finite_numbers():
   assert checks.is_real(1) and checks.is_real(0.5)
   assert not any(checks.is_real(v) for v in
                  (True, float("nan"), float("inf"), "1", None))
+
+
+def test_check_positive_bounds_zero_and_none():
+  checks.check_positive("lr", 0.1)
+  checks.check_positive("momentum", 0, zero=True)
+  checks.check_positive("hours", None, optional=True)
+  with pytest.raises(ValueError, match=r"^lr must be a finite number > 0, "
+                                       r"got 0$"):
+    checks.check_positive("lr", 0)
+  with pytest.raises(ValueError, match=r"^lr must be a finite number > 0, "
+                                       r"got None$"):
+    checks.check_positive("lr", None)
+  for bad in (-0.5, float("nan"), float("inf"), True, "1"):
+    with pytest.raises(ValueError, match=r"^hours must be a finite number "
+                                         r">= 0 or None, got "):
+      checks.check_positive("hours", bad, zero=True, optional=True)

@@ -9,12 +9,11 @@ written (`--output`), progress display and the like stay outside it.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Annotated, Literal, Optional
 
 import tyro
 
-from alphago_jax.checks import check_int
+from alphago_jax.checks import check_int, check_positive
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
 
@@ -22,14 +21,6 @@ AlphaZeroGame = Literal["tictactoe", "go9"]
 # Actions and the longest game of each (checked here, so that a config that
 # cannot run fails before anything starts).
 NUM_ACTIONS = {"tictactoe": 9, "go9": 82}
-
-
-def _hours(name, value):
-  if value is not None and (
-      isinstance(value, bool) or not isinstance(value, (int, float))
-      or not math.isfinite(value) or value <= 0):
-    raise ValueError(f"{name} must be a finite number > 0 or None, got "
-                     f"{value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -77,7 +68,7 @@ class AlphaZeroRun:
       raise ValueError(f"train must be a TrainConfig, got {self.train!r}")
     check_int("seed", self.seed, 0)
     check_int("iterations", self.iterations, 0)
-    _hours("hours", self.hours)
+    check_positive("hours", self.hours, optional=True)
     check_int("checkpoint_every", self.checkpoint_every, 1)
     check_int("eval_every", self.eval_every, 0)
     check_int("eval_games", self.eval_games, 1)

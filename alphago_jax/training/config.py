@@ -5,21 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Tuple
 
-from alphago_jax.checks import check_int
+from alphago_jax.checks import check_int, check_positive
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 
 OPTIMIZERS = ("sgd", "adam")
-
-
-def _positive(name, value, allow_zero=False):
-  ok = (not isinstance(value, bool) and isinstance(value, (int, float))
-        and value == value and value != float("inf")
-        and (value >= 0 if allow_zero else value > 0))
-  if not ok:
-    raise ValueError(f"{name} must be a finite number "
-                     f"{'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -78,8 +69,8 @@ class TrainConfig:
     if self.optimizer not in OPTIMIZERS:
       raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got "
                        f"{self.optimizer!r}")
-    _positive("learning_rate", self.learning_rate)
-    _positive("momentum", self.momentum, allow_zero=True)
+    check_positive("learning_rate", self.learning_rate)
+    check_positive("momentum", self.momentum, zero=True)
     if self.momentum >= 1:
       raise ValueError(f"momentum must be < 1, got {self.momentum!r}")
     if not isinstance(self.lr_boundaries, tuple) or any(
@@ -88,8 +79,8 @@ class TrainConfig:
             set(self.lr_boundaries)):
       raise ValueError("lr_boundaries must be a tuple of increasing positive "
                        f"integers, got {self.lr_boundaries!r}")
-    _positive("lr_decay", self.lr_decay)
-    _positive("weight_decay", self.weight_decay, allow_zero=True)
+    check_positive("lr_decay", self.lr_decay)
+    check_positive("weight_decay", self.weight_decay, zero=True)
     if self.buffer_capacity < self.num_games * self.max_moves:
       raise ValueError(
           f"buffer_capacity={self.buffer_capacity} is smaller than one "

@@ -16,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import math
 import os
 import sys
 from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
+from alphago_jax import checks
 from alphago_jax.checks import check_int  # noqa: F401  (stages.check_int)
 from alphago_jax.cli import rundir
 
@@ -246,13 +246,9 @@ def fail(message: str) -> int:
 # --- the options' validation: ValueError whose message starts with the field
 
 def check_positive(name: str, value: Any, *, zero: bool = False) -> None:
-  """A finite number > 0 (>= 0 with `zero`), or None."""
-  if value is None:
-    return
-  if (isinstance(value, bool) or not isinstance(value, (int, float))
-      or not math.isfinite(value) or value < 0 or (value == 0 and not zero)):
-    raise ValueError(f"{name} must be a finite number "
-                     f"{'>= 0' if zero else '> 0'}, got {value!r}")
+  """A finite number > 0 (>= 0 with `zero`), or None (an option's
+  default)."""
+  checks.check_positive(name, value, zero=zero, optional=True)
 
 
 def check_optional_ints(options: Any, low: Dict[str, int]) -> None:
