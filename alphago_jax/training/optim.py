@@ -12,8 +12,7 @@ import dataclasses
 
 import optax
 
-from alphago_jax.checks import (check as _check, is_int as _is_int,
-                                 is_real as _is_real)
+from alphago_jax.checks import check as _check, check_int, is_real as _is_real
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant", "wsd")
@@ -55,8 +54,7 @@ class ScheduleConfig:
   weight_decay: float = 0.0
 
   def __post_init__(self):
-    _check("batch_size", _is_int(self.batch_size) and self.batch_size >= 1,
-           self.batch_size, "an integer >= 1")
+    check_int("batch_size", self.batch_size, 1)
     _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
            f"one of {OPTIMIZERS}")
     _check("schedule", self.schedule in SCHEDULES, self.schedule,
@@ -65,11 +63,8 @@ class ScheduleConfig:
            and self.learning_rate > 0, self.learning_rate, "a number > 0")
     _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
            self.momentum, "a number in [0, 1)")
-    _check("warmup_steps", _is_int(self.warmup_steps)
-           and self.warmup_steps >= 0, self.warmup_steps, "an integer >= 0")
-    _check("total_samples", _is_int(self.total_samples)
-           and self.total_samples >= 1, self.total_samples,
-           "an integer >= 1")
+    check_int("warmup_steps", self.warmup_steps, 0)
+    check_int("total_samples", self.total_samples, 1)
     _check("final_lr_fraction", _is_real(self.final_lr_fraction)
            and 0 <= self.final_lr_fraction <= 1, self.final_lr_fraction,
            "a number in [0, 1]")

@@ -46,8 +46,8 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.checks import (check as _check, is_int as _is_int,
-                                 is_real as _is_real)
+from alphago_jax.checks import (check as _check, check_int,
+                                 is_int as _is_int, is_real as _is_real)
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
@@ -115,18 +115,14 @@ class ReinforceConfig:
            self.momentum, "a number in [0, 1)")
     _check("baseline", self.baseline in BASELINES, self.baseline,
            f"one of {BASELINES}")
-    _check("pool_size", _is_int(self.pool_size) and self.pool_size >= 1,
-           self.pool_size, "an integer >= 1")
-    _check("snapshot_every", _is_int(self.snapshot_every)
-           and self.snapshot_every >= 1, self.snapshot_every,
-           "an integer >= 1")
+    check_int("pool_size", self.pool_size, 1)
+    check_int("snapshot_every", self.snapshot_every, 1)
     _check("temperature", _is_real(self.temperature)
            and self.temperature >= 0, self.temperature, "a number >= 0")
     _check("max_moves", self.max_moves is None or (
         _is_int(self.max_moves) and self.max_moves >= 1), self.max_moves,
            "None or an integer >= 1")
-    _check("grad_chunk", _is_int(self.grad_chunk) and self.grad_chunk >= 1,
-           self.grad_chunk, "an integer >= 1")
+    check_int("grad_chunk", self.grad_chunk, 1)
     _check("komi", _is_real(self.komi), self.komi, "a finite number")
     _check("allow_pass", isinstance(self.allow_pass, bool), self.allow_pass,
            "a bool")
