@@ -27,17 +27,27 @@ def is_real(value: Any) -> bool:
           and math.isfinite(value))
 
 
-def check_int(name: str, value: Any, low: int,
-              high: Optional[int] = None) -> None:
+def check_bool(name: str, value: Any) -> None:
+  """Raises ValueError naming `name` unless `value` is True or False (a
+  switch given as 0 or "no" is a mistake, not a falsy value)."""
+  check(name, isinstance(value, bool), value, "a bool")
+
+
+def check_int(name: str, value: Any, low: int, high: Optional[int] = None,
+              *, optional: bool = False) -> None:
   """Raises ValueError naming `name` unless `value` is a Python int from
-  `low` to `high` (no upper bound when `high` is None).
+  `low` to `high` (no upper bound when `high` is None), or None with
+  `optional`.
 
   For static settings: they fix shapes or loop lengths, so they are never
   traced.
   """
+  if optional and value is None:
+    return
   bound = f">= {low}" if high is None else f"from {low} to {high}"
   check(name, is_int(value) and value >= low
-        and (high is None or value <= high), value, f"an integer {bound}")
+        and (high is None or value <= high), value,
+        f"an integer {bound}{' or None' if optional else ''}")
 
 
 def check_positive(name: str, value: Any, *, zero: bool = False,

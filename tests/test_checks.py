@@ -47,3 +47,24 @@ def test_check_positive_bounds_zero_and_none():
     with pytest.raises(ValueError, match=r"^hours must be a finite number "
                                          r">= 0 or None, got "):
       checks.check_positive("hours", bad, zero=True, optional=True)
+
+
+def test_check_int_optional_lets_none_through_and_says_so():
+  checks.check_int("max_nodes", None, 0, optional=True)
+  checks.check_int("max_nodes", 0, 0, optional=True)
+  with pytest.raises(ValueError, match=r"^max_nodes must be an integer >= 0 "
+                                       r"or None, got -1$"):
+    checks.check_int("max_nodes", -1, 0, optional=True)
+  with pytest.raises(ValueError, match=r"got None$"):
+    checks.check_int("max_nodes", None, 0)
+
+
+@pytest.mark.parametrize("value", [0, 1, "yes", None, 1.0])
+def test_check_bool_refuses_truthy_and_falsy_stand_ins(value):
+  with pytest.raises(ValueError, match=r"^augment must be a bool, got "):
+    checks.check_bool("augment", value)
+
+
+def test_check_bool_accepts_true_and_false():
+  checks.check_bool("augment", True)
+  checks.check_bool("augment", False)

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Optional
 
 import tyro
 
-from alphago_jax.checks import check_int, check_positive
+from alphago_jax.checks import check_bool, check_int, check_positive
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
 
@@ -77,9 +77,7 @@ class AlphaZeroRun:
       raise ValueError(f"cpu_devices must be a power of two, got "
                        f"{self.cpu_devices}")
     for name in ("stop_when_perfect", "augment"):
-      if not isinstance(getattr(self, name), bool):
-        raise ValueError(f"{name} must be a bool, got "
-                         f"{getattr(self, name)!r}")
+      check_bool(name, getattr(self, name))
     if self.stop_when_perfect and self.game != "tictactoe":
       raise ValueError("stop_when_perfect needs the solver: tictactoe only")
     if self.augment and self.game == "tictactoe":

@@ -68,6 +68,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
 from alphago_jax.data.records import (DEFAULT_FRACTIONS, SPLITS, DataError,
@@ -588,9 +589,7 @@ class Positions:
     """The positions at engine move `min_ply` or later (in memory), e.g. to
     leave out the random opening moves of generated games, whose labels
     are no expert's."""
-    if isinstance(min_ply, bool) or not isinstance(min_ply, int) \
-        or min_ply < 0:
-      raise ValueError(f"min_ply must be an integer >= 0, got {min_ply!r}")
+    check_int("min_ply", min_ply, 0)
     if min_ply == 0:
       return self
     index = np.flatnonzero(np.asarray(self.ply) >= min_ply)

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.games.go import BLACK, Go, GoState
 from alphago_jax.games.sgf import result_score
 from alphago_jax.gtp.gnugo_player import RESIGN
@@ -108,10 +109,7 @@ def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
   if network_colour not in (0, 1):
     raise ValueError(f"network_colour must be BLACK (0) or WHITE (1), got "
                      f"{network_colour!r}")
-  if max_plies is not None and (isinstance(max_plies, bool) or not
-                                isinstance(max_plies, int) or max_plies < 0):
-    raise ValueError(f"max_plies must be an integer >= 0 or None, got "
-                     f"{max_plies!r}")
+  check_int("max_plies", max_plies, 0, optional=True)
   game = player.game
   if gnugo is not None:
     if (gnugo.game.size, gnugo.game.komi) != (game.size, game.komi):

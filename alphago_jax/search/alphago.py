@@ -79,7 +79,7 @@ import numpy as np
 from flax import struct
 from mctx._src import search as mctx_search
 
-from alphago_jax.checks import check_int
+from alphago_jax.checks import check_bool, check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.games import symmetry
 from alphago_jax.search import base
@@ -145,8 +145,7 @@ class AlphaGoStatic:
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
-    if not isinstance(self.reuse_tree, bool):
-      raise ValueError(f"reuse_tree must be a bool, got {self.reuse_tree!r}")
+    check_bool("reuse_tree", self.reuse_tree)
     if self.max_reused_nodes is not None:
       check_int("max_reused_nodes", self.max_reused_nodes, 1)
       if not self.reuse_tree:
@@ -157,9 +156,7 @@ class AlphaGoStatic:
           f"num_simulations={self.num_simulations} must be a multiple of "
           f"leaves_per_step={self.leaves_per_step}")
     for name in ("use_value", "use_rollouts"):
-      if not isinstance(getattr(self, name), bool):
-        raise ValueError(f"{name} must be a bool, got "
-                         f"{getattr(self, name)!r}")
+      check_bool(name, getattr(self, name))
     if not (self.use_value or self.use_rollouts):
       raise ValueError("use_value and use_rollouts are both False: a leaf "
                        "needs a value network or rollouts")
@@ -235,9 +232,7 @@ class AlphaGoSearchConfig:
   max_reused_nodes: int | None = None
 
   def __post_init__(self):
-    if not isinstance(self.random_symmetry, bool):
-      raise ValueError(f"random_symmetry must be a bool, got "
-                       f"{self.random_symmetry!r}")
+    check_bool("random_symmetry", self.random_symmetry)
     params_lib.check_number("c_puct", self.c_puct, low=0)
     params_lib.check_number("mixing", self.mixing, low=0, high=1)
     params_lib.check_number("virtual_loss", self.virtual_loss, low=0)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from alphago_jax.checks import check_int
+from alphago_jax.checks import check_bool, check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.search import base
@@ -109,8 +109,7 @@ class AlphaZeroStatic:
     if self.policy not in POLICIES:
       raise ValueError(f"policy must be one of {POLICIES}, got "
                        f"{self.policy!r}")
-    if not isinstance(self.normalize_q, bool):
-      raise ValueError(f"normalize_q must be a bool, got {self.normalize_q!r}")
+    check_bool("normalize_q", self.normalize_q)
     if self.max_num_considered_actions is not None:
       check_int("max_num_considered_actions",
                            self.max_num_considered_actions, 1)

@@ -34,6 +34,8 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from alphago_jax.checks import check_int
+
 Tree = mctx.Tree
 
 # Fields whose cleared value is not zero (the others clear to zero).
@@ -122,10 +124,7 @@ def _compact(tree: Tree, keep: chex.Array) -> Tuple[Tree, chex.Array]:
 
 
 def _check_max_nodes(max_nodes: Optional[int]) -> None:
-  if max_nodes is not None and (isinstance(max_nodes, bool) or not
-                                isinstance(max_nodes, int) or max_nodes < 0):
-    raise ValueError(f"max_nodes must be an integer >= 0 or None, got "
-                     f"{max_nodes!r}")
+  check_int("max_nodes", max_nodes, 0, optional=True)
 
 
 def subtree(tree: Tree, node: chex.Array, *,

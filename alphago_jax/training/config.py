@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Tuple
 
-from alphago_jax.checks import check_int, check_positive
+from alphago_jax.checks import check_bool, check_int, check_positive
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
@@ -86,8 +86,7 @@ class TrainConfig:
           f"buffer_capacity={self.buffer_capacity} is smaller than one "
           f"self-play chunk (num_games * max_moves = "
           f"{self.num_games * self.max_moves})")
-    if not isinstance(self.save_buffer, bool):
-      raise ValueError(f"save_buffer must be a bool, got {self.save_buffer!r}")
+    check_bool("save_buffer", self.save_buffer)
 
   def check_game(self, game: game_base.Game) -> None:
     """Raises ValueError if this config cannot train on `game`."""

@@ -32,6 +32,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from alphago_jax.checks import check_int, check_positive
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.metrics import (MetricsWriter,
                                           make_tensorboard_writer,
@@ -259,17 +260,9 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
     (`num_steps`, `stop_when`, `max_seconds`, `max_train_seconds`, a
     signal's name).
   """
-  if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
-      or num_steps < 0:
-    raise ValueError(f"num_steps must be an integer >= 0, got "
-                     f"{num_steps!r}")
-  if isinstance(log_every, bool) or not isinstance(log_every, int) \
-      or log_every < 1:
-    raise ValueError(f"log_every must be an integer >= 1, got "
-                     f"{log_every!r}")
-  if stall_seconds is not None and not stall_seconds > 0:
-    raise ValueError(f"stall_seconds must be > 0 or None, got "
-                     f"{stall_seconds!r}")
+  check_int("num_steps", num_steps, 0)
+  check_int("log_every", log_every, 1)
+  check_positive("stall_seconds", stall_seconds, optional=True)
   ckpt_dir = writer = board = None
   train_seconds = 0.0
   if output_dir is not None:

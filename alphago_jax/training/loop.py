@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
                                        make_network)
@@ -186,10 +187,7 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
   Returns:
     the final state and the records of this call.
   """
-  if isinstance(num_iterations, bool) or not isinstance(num_iterations, int) \
-      or num_iterations < 0:
-    raise ValueError(f"num_iterations must be an integer >= 0, got "
-                     f"{num_iterations!r}")
+  check_int("num_iterations", num_iterations, 0)
   state = init_train_state(game, config, seed, mesh=mesh)
   iteration = make_iteration(game, config, mesh=mesh, augment=augment)
   moves = config.num_games * config.max_moves

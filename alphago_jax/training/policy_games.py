@@ -33,6 +33,7 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, PartitionSpec
 
+from alphago_jax.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import go as go_lib
@@ -393,10 +394,7 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
     dict: games, wins, draws, losses, win_rate, ci_low, ci_high (95%
     Wilson, on wins), black_win_rate (A's as Black), mean_length.
   """
-  if isinstance(games_per_colour, bool) or not isinstance(
-      games_per_colour, int) or games_per_colour < 1:
-    raise ValueError(f"games_per_colour must be an integer >= 1, got "
-                     f"{games_per_colour!r}")
+  check_int("games_per_colour", games_per_colour, 1)
   if batch_games < 2 or batch_games % 2:
     raise ValueError(f"batch_games must be an even integer >= 2, got "
                      f"{batch_games!r}")

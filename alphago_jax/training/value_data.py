@@ -66,7 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.checks import is_int
+from alphago_jax.checks import check_int, is_int
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
@@ -433,8 +433,7 @@ def generate(folder, config: ValueDataConfig,
   """
   log = log or (lambda line: None)
   folder = os.fspath(folder)
-  if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-    raise ValueError(f"games must be an integer >= 1, got {games!r}")
+  check_int("games", games, 1)
   game = config.game()
   sl_model, sl_vars = sl
   rl_model, rl_vars = (None, None) if rl is None else rl
