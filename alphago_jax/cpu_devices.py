@@ -19,6 +19,8 @@ from typing import Optional
 
 import jax
 
+from alphago_jax.checks import check_int
+
 _FLAG = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
 
 
@@ -50,9 +52,7 @@ def use_cpu_devices(count: int) -> int:
     ValueError: `count` < 1.
     RuntimeError: a JAX backend already started in this process.
   """
-  if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-    raise ValueError(f"CPU device count must be an integer >= 1, got "
-                     f"{count!r}")
+  check_int("CPU device count", count, 1)
   forced = xla_flags_cpu_device_count()
   if forced is not None:
     return forced

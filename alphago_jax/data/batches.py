@@ -17,6 +17,7 @@ from typing import Dict, Iterator, Optional
 
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.data.positions import Positions
 
 
@@ -45,9 +46,7 @@ def batches(positions: Positions, batch_size: int, seed: int = 0, *,
     ValueError: a batch larger than the split.
   """
   n = len(positions)
-  if not isinstance(batch_size, int) or batch_size < 1:
-    raise ValueError(f"batches: batch_size must be a positive integer, got "
-                     f"{batch_size!r}")
+  check_int("batches: batch_size", batch_size, 1)
   per_epoch = n // batch_size
   if per_epoch == 0:
     raise ValueError(f"batches: the {positions.split} split has {n} "
@@ -69,9 +68,7 @@ def sequential_batches(positions: Positions, batch_size: int
   `batch_size` rows: the last one is padded with copies of row 0. Each
   batch has `valid`, bool `[B]`, False on padding."""
   n = len(positions)
-  if not isinstance(batch_size, int) or batch_size < 1:
-    raise ValueError(f"batches: batch_size must be a positive integer, got "
-                     f"{batch_size!r}")
+  check_int("batches: batch_size", batch_size, 1)
   for start in range(0, n, batch_size):
     index = np.arange(start, start + batch_size)
     valid = index < n

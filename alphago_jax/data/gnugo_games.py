@@ -577,12 +577,8 @@ def generate(folder: str, config: GenerationConfig, *,
       a chunk that ran out of seeds.
   """
   log = log or (lambda line: None)
-  if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-    raise ValueError(f"gnugo_games: workers must be a positive integer, got "
-                     f"{workers!r}")
-  if games is not None and (not isinstance(games, int) or games < 0):
-    raise ValueError(f"gnugo_games: games must be a non-negative integer or "
-                     f"None, got {games!r}")
+  check_int("gnugo_games: workers", workers, 1)
+  check_int("gnugo_games: games", games, 0, optional=True)
   if workers > 1 and engine_factory is not start_gnugo:
     raise ValueError("gnugo_games: a custom engine_factory needs workers=1")
   os.makedirs(folder, exist_ok=True)

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from alphago_jax.checks import check_int
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.search.base import Agent
@@ -45,13 +46,8 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
     max_moves: stop unfinished games after this many loop iterations (each
       iteration is one move per seat); None plays every game to its end.
   """
-  if isinstance(num_games, bool) or not isinstance(num_games, int) or (
-      num_games < 1):
-    raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-  if max_moves is not None and (not isinstance(max_moves, int) or
-                                max_moves < 1):
-    raise ValueError(f"max_moves must be a positive integer or None, got "
-                     f"{max_moves!r}")
+  check_int("num_games", num_games, 1)
+  check_int("max_moves", max_moves, 1, optional=True)
 
   def cond(carry):
     states, _, _, n = carry

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base
 
 BLACK, WHITE = 0, 1
@@ -117,23 +118,15 @@ class Go(base.Game):
   history_length: int = 8
 
   def __post_init__(self):
-    if (isinstance(self.size, bool) or not isinstance(self.size, int)
-        or not 5 <= self.size <= 19):
-      raise ValueError(f"go: board size must be an integer from 5 to 19, "
-                       f"got {self.size!r}")
+    check_int("go: board size", self.size, 5, 19)
     try:
       komi = float(self.komi)
     except (TypeError, ValueError):
       raise ValueError(f"go: komi must be a number, got {self.komi!r}") from None
     if not math.isfinite(komi):
       raise ValueError(f"go: komi must be finite, got {self.komi!r}")
-    if self.max_moves is not None and (
-        not isinstance(self.max_moves, int) or self.max_moves < 1):
-      raise ValueError(f"go: max_moves must be a positive integer, got "
-                       f"{self.max_moves!r}")
-    if not isinstance(self.history_length, int) or self.history_length < 1:
-      raise ValueError(f"go: history_length must be a positive integer, got "
-                       f"{self.history_length!r}")
+    check_int("go: max_moves", self.max_moves, 1, optional=True)
+    check_int("go: history_length", self.history_length, 1)
 
   # -- Game API -------------------------------------------------------------
 

@@ -81,6 +81,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import go as go_lib
 
 # Name -> number of planes, in the paper's order.
@@ -444,10 +445,7 @@ def _depth_cap(size: int) -> int:
 def _node_budget(size: int, node_budget: int | None = None) -> int:
   if node_budget is None:
     return 32 * size
-  if isinstance(node_budget, bool) or not isinstance(node_budget, int) or \
-      node_budget < 1:
-    raise ValueError(f"ladder node_budget must be a positive integer or "
-                     f"None, got {node_budget!r}")
+  check_int("ladder node_budget", node_budget, 1)
   return node_budget
 
 

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 
 from alphago_jax.types import Agent  # noqa: F401  (re-exported)
@@ -68,10 +69,7 @@ def argmax_random_tiebreak(key: chex.PRNGKey, scores: chex.Array,
 
 
 def check_num_simulations(num_simulations) -> None:
-  if (isinstance(num_simulations, bool)
-      or not isinstance(num_simulations, int) or num_simulations < 1):
-    raise ValueError(
-        f"num_simulations must be a positive integer, got {num_simulations!r}")
+  check_int("num_simulations", num_simulations, 1)
 
 
 def check_batch(states: game_base.State) -> int:

@@ -9,6 +9,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn
@@ -24,10 +25,7 @@ class MonteCarloConfig:
   rollout_policy: str = "random"
 
   def __post_init__(self):
-    n = self.rollouts_per_action
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-      raise ValueError(
-          f"rollouts_per_action must be a positive integer, got {n!r}")
+    check_int("rollouts_per_action", self.rollouts_per_action, 1)
 
 
 def _one(game: game_base.Game, key: chex.PRNGKey, state: game_base.State,

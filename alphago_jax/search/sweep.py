@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.types import Agent
@@ -114,10 +115,7 @@ def sweep_search(search: Callable[..., Any], params: Params, *args,
   if values_per_batch is None:
     return jax.vmap(search, in_axes=(0,) + (None,) * len(args))(params,
                                                                 *args)
-  if isinstance(values_per_batch, bool) or not isinstance(
-      values_per_batch, int) or values_per_batch < 1:
-    raise ValueError(f"values_per_batch must be a positive integer or None, "
-                     f"got {values_per_batch!r}")
+  check_int("values_per_batch", values_per_batch, 1)
   if values_per_batch == 1:
     # No vmap at all (lax.map with batch_size=1 would still vmap a size-1
     # axis, and with it every loop's predicate).
@@ -252,10 +250,7 @@ def sweep_match(game: game_base.Game, make_agent: Callable[[Params], Agent],
   Returns:
     `SweepMatchResult`.
   """
-  if isinstance(games_per_colour, bool) or not isinstance(
-      games_per_colour, int) or games_per_colour < 1:
-    raise ValueError(f"games_per_colour must be a positive integer, got "
-                     f"{games_per_colour!r}")
+  check_int("games_per_colour", games_per_colour, 1)
   p = num_values(params)
   if labels is None:
     labels = [{"index": i} for i in range(p)]

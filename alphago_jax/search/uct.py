@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
+from alphago_jax.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib
@@ -67,11 +68,7 @@ class UCTStatic:
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
-    if self.max_depth is not None and (
-        not isinstance(self.max_depth, int) or self.max_depth < 1):
-      raise ValueError(
-          f"max_depth must be a positive integer or None, got "
-          f"{self.max_depth!r}")
+    check_int("max_depth", self.max_depth, 1, optional=True)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

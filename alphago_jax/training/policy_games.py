@@ -232,9 +232,7 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
   for model in models:
     _check_model(game, model)
   cap = game.move_cap if max_moves is None else max_moves
-  if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-    raise ValueError(f"max_moves must be a positive integer, got "
-                     f"{max_moves!r}")
+  check_int("max_moves", cap, 1)
   if not isinstance(temperature, tuple):
     temperature = (temperature, temperature)
   half = num_games // 2

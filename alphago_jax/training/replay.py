@@ -16,6 +16,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from alphago_jax.checks import check_int
+
 
 @struct.dataclass
 class Sample:
@@ -64,9 +66,7 @@ def identity_augment(key: chex.PRNGKey, samples: Sample) -> Sample:
 def replay_init(capacity: int, observation_shape: Tuple[int, ...],
                 num_actions: int) -> ReplayBuffer:
   """An empty buffer of `capacity` rows."""
-  if isinstance(capacity, bool) or not isinstance(capacity, int) or (
-      capacity < 1):
-    raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+  check_int("capacity", capacity, 1)
   data = Sample(
       observation=jnp.zeros((capacity,) + tuple(observation_shape),
                             jnp.float32),
