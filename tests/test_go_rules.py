@@ -264,6 +264,9 @@ def test_malformed_vertices_raise(vertex):
     (dict(size=9.0), "board size"), (dict(komi=float("nan")), "komi"),
     (dict(komi=float("inf")), "komi"), (dict(komi="x"), "komi"),
     (dict(max_moves=0), "max_moves"), (dict(history_length=0), "history"),
+    # Regression: a bool passed for an integer (True == 1 in Python).
+    (dict(max_moves=True), "max_moves"),
+    (dict(history_length=True), "history"),
 ])
 def test_bad_options_raise(options, match):
   with pytest.raises(ValueError, match=match):

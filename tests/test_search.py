@@ -194,6 +194,13 @@ def test_batch_of_zero_raises():
                       config=search.UCTConfig(num_simulations=5))
 
 
+@pytest.mark.parametrize("depth", [0, 2.0, True])
+def test_bad_uct_max_depth_raises(depth):
+  with pytest.raises(ValueError, match="max_depth must be an integer >= 1 "
+                                       "or None"):
+    search.UCTConfig(num_simulations=10, max_depth=depth)
+
+
 def test_monte_carlo_bad_rollouts_raise():
   with pytest.raises(ValueError, match="rollouts_per_action"):
     search.MonteCarloConfig(rollouts_per_action=0)
