@@ -178,3 +178,20 @@ def test_clustered_mean_interval_by_hand_and_by_game():
     stats.clustered_mean_interval([1.0, 2.0], [7, 7])
   with pytest.raises(ValueError, match="differ in length"):
     stats.clustered_mean_interval([1.0, 2.0], [0])
+
+
+def test_records_sum_by_colour_and_name_a_bad_outcome():
+  """A match's counts are its two colours' sums; its rates and Wilson
+  intervals are those of the sums (7 of 20 wins: [0.181, 0.567]), and a
+  misspelt outcome is named, for one colour's record as for the match."""
+  first = evaluation.Record(wins=4, draws=1, losses=5)
+  second = evaluation.Record(wins=3, draws=0, losses=7)
+  res = evaluation.MatchResult(as_first=first, as_second=second)
+  assert (res.wins, res.draws, res.losses, res.games) == (7, 1, 12, 20)
+  assert res.rate("wins") == 7 / 20 and first.rate("draws") == 1 / 10
+  lo, hi = res.interval("wins")
+  assert lo == pytest.approx(0.1812, abs=1e-4)
+  assert hi == pytest.approx(0.5671, abs=1e-4)
+  for rec in (first, res):
+    with pytest.raises(ValueError, match="outcome must be one of"):
+      rec.interval("win")

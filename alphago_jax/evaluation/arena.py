@@ -7,6 +7,7 @@ from typing import Tuple
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from alphago_jax.checks import check_int
@@ -80,9 +81,12 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
   return run(key)
 
 
-@struct.dataclass
-class Record:
-  """Win/draw/loss counts of one side, with 95% Wilson intervals."""
+OUTCOMES = ("wins", "draws", "losses")
+
+
+class Tally:
+  """Rates and 95% Wilson intervals over `wins`, `draws` and `losses`,
+  for any record that has those three counts."""
   wins: int
   draws: int
   losses: int
@@ -92,14 +96,33 @@ class Record:
     return self.wins + self.draws + self.losses
 
   def rate(self, outcome: str) -> float:
-    return getattr(self, outcome) / self.games
+    return self._count(outcome) / self.games
 
   def interval(self, outcome: str) -> Tuple[float, float]:
-    return wilson_interval(getattr(self, outcome), self.games)
+    """95% Wilson interval of the rate of "wins", "draws" or "losses"."""
+    return wilson_interval(self._count(outcome), self.games)
+
+  def _count(self, outcome: str) -> int:
+    if outcome not in OUTCOMES:
+      raise ValueError(f"outcome must be one of {OUTCOMES}, got {outcome!r}")
+    return getattr(self, outcome)
+
+
+@struct.dataclass
+class Record(Tally):
+  """Win/draw/loss counts of one side."""
+  wins: int
+  draws: int
+  losses: int
+
+
+def tally(returns) -> Record:
+  """The record of one side's returns `[N]` (> 0 won, 0 drawn, < 0 lost)."""
+  r = np.asarray(jax.device_get(returns))
+  return Record(wins=int((r > 0).sum()), draws=int((r == 0).sum()),
+                losses=int((r < 0).sum()))
 
 
 def record(results: GameResults, player: int = 0) -> Record:
   """Win/draw/loss of `player` over finished games (unfinished: draws)."""
-  r = jax.device_get(results.returns[:, player])
-  return Record(wins=int((r > 0).sum()), draws=int((r == 0).sum()),
-                losses=int((r < 0).sum()))
+  return tally(results.returns[:, player])

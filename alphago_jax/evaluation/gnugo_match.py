@@ -59,7 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.checks import check_int
-from alphago_jax.evaluation.arena import Record
+from alphago_jax.evaluation.arena import tally
 from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
 from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
@@ -110,12 +110,10 @@ class Outcomes:
     if self.unplayed is not None:
       idx = idx[~self.unplayed[idx]]
 
-    def rec(mask):
-      r = self.returns[idx][mask]
-      return Record(wins=int((r > 0).sum()), draws=int((r == 0).sum()),
-                    losses=int((r < 0).sum()))
     black = self.agent_black[idx]
-    return MatchResult(as_first=rec(black), as_second=rec(~black))
+    returns = self.returns[idx]
+    return MatchResult(as_first=tally(returns[black]),
+                       as_second=tally(returns[~black]))
 
 
 def _check_groups(groups, games_per_colour):

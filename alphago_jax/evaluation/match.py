@@ -9,16 +9,14 @@ import chex
 import jax
 
 from alphago_jax.evaluation import elo
-from alphago_jax.evaluation.arena import Record, play, record
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.evaluation.arena import (OUTCOMES, Record, Tally, play,
+                                          record)
 from alphago_jax.games import base as game_base
 from alphago_jax.search.base import Agent
 
-OUTCOMES = ("wins", "draws", "losses")
-
 
 @dataclasses.dataclass(frozen=True)
-class MatchResult:
+class MatchResult(Tally):
   """Results of `agent` against `opponent`, from `agent`'s side.
 
   Attributes:
@@ -39,19 +37,6 @@ class MatchResult:
   @property
   def losses(self) -> int:
     return self.as_first.losses + self.as_second.losses
-
-  @property
-  def games(self) -> int:
-    return self.wins + self.draws + self.losses
-
-  def rate(self, outcome: str) -> float:
-    return getattr(self, outcome) / self.games
-
-  def interval(self, outcome: str) -> Tuple[float, float]:
-    """95% Wilson interval of the rate of "wins", "draws" or "losses"."""
-    if outcome not in OUTCOMES:
-      raise ValueError(f"outcome must be one of {OUTCOMES}, got {outcome!r}")
-    return wilson_interval(getattr(self, outcome), self.games)
 
   @property
   def score(self) -> float:
