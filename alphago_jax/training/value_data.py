@@ -66,7 +66,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.checks import check_int, is_int
+from alphago_jax.checks import (check, check_int, check_positive, is_int,
+                                is_real)
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
@@ -125,36 +126,21 @@ class ValueDataConfig:
   seed: int = 0
 
   def __post_init__(self):
-    def bad(name, what):
-      raise ValueError(f"{name} must be {what}, got "
-                       f"{getattr(self, name)!r}")
-    if not is_int(self.board_size) or not 5 <= self.board_size <= 19:
-      bad("board_size", "an integer in 5..19")
-    if isinstance(self.komi, bool) or not isinstance(
-        self.komi, (int, float)) or not np.isfinite(self.komi):
-      bad("komi", "a finite number")
-    cap = 2 * self.board_size ** 2
-    if self.max_random_ply is not None and (
-        not is_int(self.max_random_ply)
-        or not 1 <= self.max_random_ply <= cap):
-      bad("max_random_ply", f"None or an integer in 1..{cap} (the move cap)")
-    if not is_int(self.chunk_games) or self.chunk_games < 2 or (
-        self.chunk_games % 2):
-      bad("chunk_games", "an even integer >= 2")
-    if isinstance(self.test_fraction, bool) or not isinstance(
-        self.test_fraction, (int, float)) or not (
-            0 <= self.test_fraction < 1):
-      bad("test_fraction", "a number in [0, 1)")
-    if isinstance(self.temperature, bool) or not isinstance(
-        self.temperature, (int, float)) or not self.temperature > 0:
-      bad("temperature", "a number > 0")
-    if self.playout_temperature is not None and (
-        isinstance(self.playout_temperature, bool)
-        or not isinstance(self.playout_temperature, (int, float))
-        or not self.playout_temperature >= 0):
-      bad("playout_temperature", "None or a number >= 0 (0: greedy)")
-    if not is_int(self.seed):
-      bad("seed", "an integer")
+    check_int("board_size", self.board_size, 5, 19)
+    check("komi", is_real(self.komi), self.komi, "a finite number")
+    # At most the move cap (2N²).
+    check_int("max_random_ply", self.max_random_ply, 1,
+              2 * self.board_size ** 2, optional=True)
+    check("chunk_games", is_int(self.chunk_games) and self.chunk_games >= 2
+          and self.chunk_games % 2 == 0, self.chunk_games,
+          "an even integer >= 2")
+    check("test_fraction", is_real(self.test_fraction)
+          and 0 <= self.test_fraction < 1, self.test_fraction,
+          "a number in [0, 1)")
+    check_positive("temperature", self.temperature)
+    check_positive("playout_temperature", self.playout_temperature,
+                   zero=True, optional=True)  # 0: greedy
+    check("seed", is_int(self.seed), self.seed, "an integer")
 
   @property
   def u_max(self) -> int:
