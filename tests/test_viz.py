@@ -139,6 +139,13 @@ def test_tictactoe_style_and_bad_input():
     viz.BoardPicture(size=3, stones=stones, heat=[-1.0] * 9)
   with pytest.raises(ValueError, match="labels: points"):
     viz.BoardPicture(size=3, stones=stones, labels={9: "x"})
+  for size in (1, 26, True, 9.0):
+    with pytest.raises(ValueError, match=r"^size must be an integer from 2 "
+                                         r"to 25, got "):
+      viz.BoardPicture(size=size, stones=np.zeros(81, int))
+    with pytest.raises(ValueError, match=r"^size must be an integer from 2 "
+                                         r"to 25, got "):
+      viz.board_text(size, np.zeros(81, int))
 
 
 def test_png_and_svg_files(tmp_path):

@@ -14,6 +14,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.games.sgf import result_score
 from alphago_jax.gtp.client import GTPClient, GTPError, colour_name
 
@@ -47,10 +48,7 @@ def gnugo(level: int = 10, extra_args: Sequence[str] = (), *,
     seed: GNU Go's random seed, for reproducible `genmove`s.
     timeout: seconds to wait for each answer.
   """
-  if isinstance(level, bool) or not isinstance(level, int) or not (
-      0 <= level <= 10):
-    raise ValueError(f"gnugo: level must be an integer from 0 to 10, got "
-                     f"{level!r}")
+  check_int("gnugo: level", level, 0, 10)
   binary = find_gnugo()
   if binary is None:
     raise GnuGoNotFoundError(

@@ -17,6 +17,8 @@ import json
 import os
 from typing import Callable, Dict, List, Optional, Sequence
 
+from alphago_jax.checks import check_int
+
 CHECKPOINTS_ENV = "ALPHAGO_JAX_CHECKPOINTS"
 
 
@@ -111,10 +113,7 @@ def load_player(name: str = "az-9x9", *, checkpoint: Optional[str] = None,
     if not preset.searches:
       raise ValueError(f"gtp: preset {name!r} plays without search; "
                        f"simulations do not apply")
-    if isinstance(simulations, bool) or not isinstance(
-        simulations, int) or simulations < 1:
-      raise ValueError(f"gtp: simulations must be an integer >= 1, got "
-                       f"{simulations!r}")
+    check_int("gtp: simulations", simulations, 1)
   directory = checkpoint or preset.directory()
   if directory is None:
     raise ValueError(

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.gtp.vertex import COLUMNS as _COLUMNS
 
 CELL = 32  # pixels between lines
@@ -61,10 +62,7 @@ class BoardPicture:
   style: str = "go"
 
   def __post_init__(self):
-    if isinstance(self.size, bool) or not isinstance(self.size, int) or not (
-        2 <= self.size <= len(_COLUMNS)):
-      raise ValueError(f"size must be an integer in [2, {len(_COLUMNS)}], "
-                       f"got {self.size!r}")
+    check_int("size", self.size, 2, len(_COLUMNS))
     n2 = self.size * self.size
     stones = np.asarray(self.stones)
     if stones.shape != (n2,) or not np.isin(stones, (-1, 0, 1)).all():

@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from alphago_jax.checks import check_int
 from alphago_jax.viz.board import go_columns
 
 
@@ -31,9 +32,7 @@ def board_text(size: int, stones: Sequence[int], *,
     stones: int `[N*N]`: +1 Black, -1 White, 0 empty (`Go.stones`).
     last_move: the point to mark (a pass, None or off-board: no mark).
   """
-  if isinstance(size, bool) or not isinstance(size, int) or not (
-      2 <= size <= 25):
-    raise ValueError(f"size must be an integer in [2, 25], got {size!r}")
+  check_int("size", size, 2, 25)
   s = np.asarray(stones).reshape(-1)
   if s.shape != (size * size,) or not np.isin(s, (-1, 0, 1)).all():
     raise ValueError(f"stones must be {size * size} values in {{-1, 0, 1}}, "
