@@ -46,6 +46,7 @@ import time
 import jax
 import numpy as np
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax import evaluation, games, models, training, viz
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
@@ -54,13 +55,6 @@ from alphago_jax.search.uct import UCTConfig, uct_agent
 from alphago_jax.training import snapshots
 
 TARGET = 0.9  # Win rate against UCT at equal simulations.
-
-
-def atomic_write(path, data: bytes):
-  tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data)
-  os.replace(tmp, path)
 
 
 def pick(iterations, count):
@@ -321,8 +315,8 @@ def main(argv=None):
       "results": [{"player": a, "opponent": b, "wins": w, "draws": d,
                    "losses": l} for (a, b), (w, d, l) in sorted(wdl.items())],
       "timings": timings, "args": vars(args)}
-  atomic_write(base + ".md", ("\n".join(lines) + "\n").encode())
-  atomic_write(base + ".json", json.dumps(curve, indent=1).encode())
+  write_atomic(base + ".md", ("\n".join(lines) + "\n").encode())
+  write_atomic(base + ".json", json.dumps(curve, indent=1).encode())
   print("\n".join(lines))
   plot(base + ".png", curve)
   plot_training(args.run, os.path.join(args.docs, "go9_training.png"))

@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
   assert first == ["rr-000.json"]
   first_path = os.path.join(resumed, "jobs", first[0])
   before = (os.stat(first_path).st_mtime_ns, open(first_path, "rb").read())
-  stray = os.path.join(resumed, "jobs", "gnugo1-000.json.tmp.12345")
+  stray = os.path.join(resumed, "jobs", "gnugo1-000.json.tmp-12345")
   with open(stray, "w") as f:
     f.write('{"job": "gnugo1-000", "games": [')  # killed mid-write
   assert sweep(*QUICK, "--output", resumed) == 0

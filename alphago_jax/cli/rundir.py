@@ -25,6 +25,8 @@ import types
 import typing
 from typing import Any, Dict, Optional, Tuple
 
+from alphago_jax.atomic_files import write_atomic
+
 CONFIG_FILE = "config.json"
 FORMAT = 1
 _TOP_FIELDS = ("format", "command", "stage", "version", "git_commit",
@@ -168,33 +170,15 @@ def from_json(cls: type, data: Any, path: str = "config") -> Any:
     _fail(f"{path}.{field}" if field else path, message)
 
 
-def atomic_write(path: str, text: str) -> None:
-  """Writes `text` to `path` (making its folder) so that a kill leaves the
-  old file or the new, never a torn one: a temporary file, fsynced, then
-  renamed."""
-  directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  tmp = f"{path}.tmp.{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(text)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-  fd = os.open(directory, os.O_RDONLY)
-  try:
-    os.fsync(fd)
-  finally:
-    os.close(fd)
-
-
 def write_config(run_dir: str, *, command: str, stage: str,
                  config: Any) -> Dict[str, Any]:
   """Writes `run_dir/config.json` atomically; returns what it wrote."""
   record = {"format": FORMAT, "command": command, "stage": stage,
             "version": package_version(), "git_commit": git_commit(),
             "config": to_json(config)}
-  atomic_write(os.path.join(run_dir, CONFIG_FILE),
-               json.dumps(record, indent=1, allow_nan=False) + "\n")
+  write_atomic(os.path.join(run_dir, CONFIG_FILE),
+               json.dumps(record, indent=1, allow_nan=False) + "\n",
+               make_dirs=True)
   return record
 
 
@@ -353,7 +337,7 @@ def write_command(run_dir: str, *, script: str, argv) -> None:
   record = {"format": FORMAT, "script": script,
             "argv": without_call_flags(argv), "version": package_version(),
             "git_commit": git_commit()}
-  atomic_write(path, json.dumps(record, indent=1) + "\n")
+  write_atomic(path, json.dumps(record, indent=1) + "\n", make_dirs=True)
 
 
 def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
@@ -420,7 +404,8 @@ def write_stage(run_dir: str, *, stage: str, options: Any) -> None:
   record = {"format": STAGE_FORMAT, "stage": stage,
             "options": to_json(options), "version": package_version(),
             "git_commit": git_commit()}
-  atomic_write(path, json.dumps(record, indent=1, allow_nan=False) + "\n")
+  write_atomic(path, json.dumps(record, indent=1, allow_nan=False) + "\n",
+               make_dirs=True)
 
 
 def read_stage(run_dir: str, stages: Dict[str, type]

@@ -23,6 +23,7 @@ from typing import List, Literal
 import numpy as np
 import tyro
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax.cli.agents import SpecError, make_agent, make_game
 
 EXAMPLES = """examples:
@@ -49,13 +50,6 @@ class SelfPlayArgs:
   output: str = "games"
   seed: int = 0
   progress: bool | None = None
-
-
-def _write(path: str, data: bytes) -> None:
-  tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data)
-  os.replace(tmp, path)
 
 
 def play(game, agent, key, num_games: int, *, progress: bool = False):
@@ -132,12 +126,12 @@ def main(argv: List[str]) -> int:
       record = sgf.record_from_actions(
           game, moves, result=sgf.result_string(score),
           black_name=args.agent, white_name=args.agent)
-      _write(os.path.join(args.output, f"game_{i:04d}.sgf"),
+      write_atomic(os.path.join(args.output, f"game_{i:04d}.sgf"),
              sgf.to_sgf(record))
     else:
       entry["moves"] = moves
     lines.append(json.dumps(entry))
-  _write(os.path.join(args.output, "games.jsonl"),
+  write_atomic(os.path.join(args.output, "games.jsonl"),
          ("\n".join(lines) + "\n").encode())
   total = int((actions >= 0).sum())
   print(f"{args.games} games, {total} moves in {seconds:.1f} s "

@@ -25,6 +25,7 @@ from typing import List, Literal, Optional, Tuple
 import numpy as np
 import tyro
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax.cli.agents import SpecError
 
 EXAMPLES = """examples:
@@ -182,10 +183,7 @@ def picture(args: ShowArgs):
 def write(pic, output: str) -> None:
   from alphago_jax import viz  # pylint: disable=import-outside-toplevel
   if output.lower().endswith(".svg"):
-    tmp = f"{output}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      f.write(viz.board_svg(pic))
-    os.replace(tmp, output)
+    write_atomic(output, viz.board_svg(pic))
   else:
     viz.board_png(pic, output)
 

@@ -58,6 +58,7 @@ from typing import (Callable, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 from sgfmill import sgf as sgfmill_sgf
 
+from alphago_jax.atomic_files import temporary_writer, write_atomic
 from alphago_jax.checks import check_int
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
@@ -348,26 +349,6 @@ def play_game(config: GenerationConfig, seed: int, *,
 
 # -- Files ---------------------------------------------------------------------
 
-def _fsync_dir(path: str) -> None:
-  fd = os.open(path, os.O_RDONLY)
-  try:
-    os.fsync(fd)
-  finally:
-    os.close(fd)
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-  """`data` to `path`, whole or not at all: a temporary file beside it,
-  fsynced, then renamed."""
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-  _fsync_dir(os.path.dirname(os.path.abspath(path)))
-
-
 def chunk_path(folder: str, chunk: int) -> str:
   return os.path.join(folder, f"games-{chunk:05d}.tar.gz")
 
@@ -498,8 +479,8 @@ def build_chunk(folder: str, config: GenerationConfig, chunk: int, *,
           f"{config.games_per_chunk} games; GNU Go keeps failing: "
           f"{_summarise(chunk, config, results)['dropped']}")
     r = play_game(config, seed, engine_factory=engine_factory)
-    _write_atomic(os.path.join(staging, f"seed-{seed:09d}.json"),
-                  json.dumps(r.to_json()).encode())
+    write_atomic(os.path.join(staging, f"seed-{seed:09d}.json"),
+                 json.dumps(r.to_json()).encode())
     results.append(r)
     log(f"chunk {chunk} seed {seed}: " + (
         f"dropped ({r.dropped}: {r.message[:200]})" if r.dropped else
@@ -507,7 +488,7 @@ def build_chunk(folder: str, config: GenerationConfig, chunk: int, *,
         f"{'' if r.scores_agree else ' (Tromp-Taylor ' + sgf.result_string(r.tromp_taylor) + ')'}"
         f", {r.seconds:.1f}s"))
   summary = _summarise(chunk, config, results)
-  _write_atomic(chunk_path(folder, chunk), chunk_bytes(
+  write_atomic(chunk_path(folder, chunk), chunk_bytes(
       [r for r in results if r.dropped is None], summary))
   shutil.rmtree(staging, ignore_errors=True)
   return summary
@@ -541,7 +522,7 @@ def _check_config(folder: str, config: GenerationConfig) -> None:
           f"(folder's, asked): {diff}. Use another folder or the same "
           f"settings.")
   else:
-    _write_atomic(path, json.dumps(pinned, indent=1, sort_keys=True).encode())
+    write_atomic(path, json.dumps(pinned, indent=1, sort_keys=True).encode())
 
 
 def _clean(folder: str, done: Sequence[int]) -> None:
@@ -549,7 +530,7 @@ def _clean(folder: str, done: Sequence[int]) -> None:
   archive exists (the writer died between the rename and the cleanup)."""
   for root, _, files in os.walk(folder):
     for name in files:
-      if ".tmp-" in name:
+      if temporary_writer(name) is not None:
         os.remove(os.path.join(root, name))
   for chunk in done:
     shutil.rmtree(_partial_dir(folder, chunk), ignore_errors=True)

@@ -68,6 +68,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from alphago_jax.atomic_files import fsync_dir
 from alphago_jax.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
@@ -408,19 +409,6 @@ def _crc32(path: str) -> int:
   return crc
 
 
-def _fsync_dir(path: str) -> None:
-  try:
-    fd = os.open(path, os.O_RDONLY)
-  except OSError:
-    return
-  try:
-    os.fsync(fd)
-  except OSError:
-    pass
-  finally:
-    os.close(fd)
-
-
 def build_cache(data: PathLike, root: PathLike,
                 config: DatasetConfig = DatasetConfig(), *,
                 workers: int = 1,
@@ -525,14 +513,14 @@ def build_cache(data: PathLike, root: PathLike,
         "size": config.size, "build_seconds": round(seconds, 1),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _save_json(os.path.join(tmp, "manifest.json"), manifest)
-    _fsync_dir(tmp)
+    fsync_dir(tmp)
     final = os.path.join(root, name)
     old = None
     if os.path.exists(final):
       old = tempfile.mkdtemp(prefix=f"{name}.old-", dir=root)
       os.rename(final, os.path.join(old, "cache"))
     os.rename(tmp, final)
-    _fsync_dir(root)
+    fsync_dir(root)
     if old is not None:
       shutil.rmtree(old, ignore_errors=True)
   except BaseException:

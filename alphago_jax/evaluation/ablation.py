@@ -65,10 +65,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.atomic_files import temporary_writer, write_atomic
 from alphago_jax.checks import check_int
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
                                                    gnugo_name, summarize,
-                                                   write_atomic,
                                                    write_outputs)
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search import alphago
@@ -600,9 +600,9 @@ def finished_jobs(run_dir: str, config: AblationConfig,
     path = os.path.join(directory, entry)
     if entry.endswith(".lock"):
       continue  # A job being played (or a killed run's: `_claim`).
-    if ".tmp." in entry:
-      pid = entry.rsplit(".", 1)[-1]
-      if not (pid.isdigit() and _alive(int(pid))):
+    pid = temporary_writer(entry)
+    if pid is not None:
+      if not _alive(pid):
         try:
           os.remove(path)
         except FileNotFoundError:

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax.evaluation import elo as elo_lib
 from alphago_jax.evaluation.stats import wilson_interval
 from alphago_jax.search import alphago
@@ -234,17 +235,6 @@ def fit_ratings(config: "AblationConfig", pairings: List[Pairing], *,
 
 
 # -- Output files --------------------------------------------------------------
-
-def write_atomic(path: str, data) -> None:
-  """Writes `data` (str or bytes) to a temporary file, fsyncs it and
-  renames it over `path`."""
-  tmp = f"{path}.tmp.{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data.encode("utf-8") if isinstance(data, str) else data)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-
 
 def _fmt(x: float, digits: int = 3) -> str:
   return f"{x:.{digits}f}"

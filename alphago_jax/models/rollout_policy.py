@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax.games import go_patterns
 
 KIND = "pattern_rollout_policy"
@@ -105,15 +106,11 @@ def save_weights(directory, weights: np.ndarray,
         f"needs ({config.num_features},)")
   os.makedirs(directory, exist_ok=True)
   path = os.path.join(directory, WEIGHTS_FILE)
-  with open(path + ".tmp", "wb") as f:
-    np.savez_compressed(f, weights=weights)
-  os.replace(path + ".tmp", path)
+  write_atomic(path, lambda f: np.savez_compressed(f, weights=weights))
   meta = dict(extra or {}, kind=KIND, features=config.to_json(),
               num_features=config.num_features)
   path = os.path.join(directory, CONFIG_FILE)
-  with open(path + ".tmp", "w") as f:
-    json.dump(meta, f, indent=1, sort_keys=True)
-  os.replace(path + ".tmp", path)
+  write_atomic(path, json.dumps(meta, indent=1, sort_keys=True))
 
 
 def load_weights(directory=DEFAULT_DIR

@@ -16,6 +16,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from alphago_jax.atomic_files import write_atomic
+
 
 def _plain(value: Any) -> Any:
   if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "dtype"):
@@ -82,22 +84,8 @@ def truncate_metrics(path, last_iteration: int) -> int:
           if json.loads(line).get("iteration", 0) <= last_iteration]
   if len(kept) == len(complete) and not torn:
     return 0
-  tmp = f"{path}.tmp.{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(b"".join(line + b"\n" for line in kept))
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
-  _fsync_dir(os.path.dirname(os.path.abspath(path)))
+  write_atomic(path, b"".join(line + b"\n" for line in kept))
   return len(complete) - len(kept)
-
-
-def _fsync_dir(directory) -> None:
-  fd = os.open(directory, os.O_RDONLY)
-  try:
-    os.fsync(fd)
-  finally:
-    os.close(fd)
 
 
 def read_metrics(path) -> List[Dict[str, Any]]:

@@ -14,18 +14,10 @@ from typing import Any, Dict, List, Tuple
 import jax
 from flax import serialization
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax.training.checkpoint import CheckpointMismatchError
 from alphago_jax.training.loop import variables_of
 from alphago_jax.training.state import TrainState
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-  tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "wb") as f:
-    f.write(data)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
 
 
 def save(directory: str, state: TrainState, *,
@@ -37,7 +29,7 @@ def save(directory: str, state: TrainState, *,
              "iteration": iteration,
              "variables": jax.device_get(variables_of(state))}
   path = os.path.join(directory, f"iter_{iteration:06d}.msgpack")
-  _atomic_write(path, serialization.msgpack_serialize(payload))
+  write_atomic(path, serialization.msgpack_serialize(payload))
   return path
 
 

@@ -66,6 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
+from alphago_jax.atomic_files import temporary_writer, write_atomic
 from alphago_jax.checks import (check, check_int, check_positive, is_int,
                                 is_real)
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
@@ -314,31 +315,6 @@ def chunk_path(folder: str, chunk: int) -> str:
   return os.path.join(folder, f"chunk-{chunk:05d}.npz")
 
 
-def _fsync_dir(path: str) -> None:
-  fd = os.open(path, os.O_RDONLY)
-  try:
-    os.fsync(fd)
-  finally:
-    os.close(fd)
-
-
-def _write_atomic(path: str, write: Callable[[Any], None]) -> None:
-  """`write(file)` to `path`, whole or not at all: a temporary file beside
-  it, fsynced, then renamed."""
-  tmp = f"{path}.tmp-{os.getpid()}"
-  try:
-    with open(tmp, "wb") as f:
-      write(f)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-    raise
-  _fsync_dir(os.path.dirname(os.path.abspath(path)))
-
-
 def chunk_arrays(out: Dict[str, np.ndarray], config: ValueDataConfig,
                  chunk: int) -> Dict[str, np.ndarray]:
   """The arrays of chunk `chunk` from a `play_value_games` result: the kept
@@ -379,7 +355,7 @@ def _check_folder(folder: str, pinned: Dict[str, Any]) -> None:
           f"asked): {diff}; use another --output or the same settings")
   else:
     data = json.dumps(pinned, indent=1, sort_keys=True).encode()
-    _write_atomic(path, lambda f: f.write(data))
+    write_atomic(path, data)
 
 
 def finished_chunks(folder: str) -> List[int]:
@@ -435,7 +411,7 @@ def generate(folder, config: ValueDataConfig,
             "rl_model": None if rl_model is None else _model_json(rl_model)}
   _check_folder(folder, pinned)
   for name in os.listdir(folder):  # temporary files of killed writers
-    if ".tmp-" in name:
+    if temporary_writer(name) is not None:
       os.remove(os.path.join(folder, name))
   devices = 1 if mesh is None else mesh.shape[DATA_AXIS]
   play = make_generate_fn(game, sl_model, rl_model,
@@ -468,8 +444,8 @@ def generate(folder, config: ValueDataConfig,
     seconds = time.perf_counter() - t
     for chunk, out in zip(group, outs):
       arrays = chunk_arrays(out, config, chunk)
-      _write_atomic(chunk_path(folder, chunk),
-                    lambda f, a=arrays: np.savez(f, **a))
+      write_atomic(chunk_path(folder, chunk),
+                   lambda f, a=arrays: np.savez(f, **a))
       new += config.chunk_games
       log(f"chunk {chunk}: {int(arrays['kept'].sum())} of "
           f"{config.chunk_games} games kept, mean length "

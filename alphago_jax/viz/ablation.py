@@ -7,8 +7,9 @@ the snapshots, the anchors as reference lines
 from __future__ import annotations
 
 import math
-import os
 from typing import Mapping, Optional, Sequence, Tuple
+
+from alphago_jax.viz.figure_file import save_figure
 
 Interval = Tuple[float, float, float]  # (value, low, high)
 
@@ -116,7 +117,4 @@ def plot_ablation(x: Sequence[float],
   if title:
     fig.suptitle(title, fontsize=10)
   fig.tight_layout()
-  tmp = f"{output}.tmp{os.getpid()}{os.path.splitext(output)[1]}"
-  fig.savefig(tmp, dpi=100)
-  plt.close(fig)
-  os.replace(tmp, output)
+  save_figure(fig, output, dpi=100)

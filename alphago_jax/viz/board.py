@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from alphago_jax.checks import check_int
 from alphago_jax.gtp.vertex import COLUMNS as _COLUMNS
+from alphago_jax.viz.figure_file import save_figure
 
 CELL = 32  # pixels between lines
 MARGIN = 28
@@ -260,7 +260,4 @@ def board_png(picture: BoardPicture, path: str, *, dpi: int = 100) -> None:
     else:
       ax.text(s["x"], s["y"], s["text"], ha="center", va="baseline",
               fontsize=s["size"] * 72 / dpi, color=s["fill"], zorder=4)
-  tmp = f"{path}.tmp{os.getpid()}{os.path.splitext(path)[1]}"
-  fig.savefig(tmp, dpi=dpi)
-  plt.close(fig)
-  os.replace(tmp, path)
+  save_figure(fig, path, dpi=dpi)

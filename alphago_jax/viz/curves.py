@@ -13,6 +13,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from alphago_jax.training.metrics import read_metrics
+from alphago_jax.viz.figure_file import save_figure
 
 
 def latest_records(path: str) -> List[Dict[str, Any]]:
@@ -100,8 +101,5 @@ def plot_metrics(runs: Dict[str, str], output: str, *,
   if title:
     fig.suptitle(title)
   fig.tight_layout()
-  tmp = f"{output}.tmp{os.getpid()}{os.path.splitext(output)[1]}"
-  fig.savefig(tmp, dpi=110)
-  plt.close(fig)
-  os.replace(tmp, output)
+  save_figure(fig, output, dpi=110)
   return list(fields)

@@ -44,6 +44,7 @@ def main(argv=None) -> int:
   if args.workers < 1:
     p.error("--workers must be >= 1")
   # pylint: disable=import-outside-toplevel
+  from alphago_jax.atomic_files import write_atomic
   from alphago_jax.evaluation import match_review
   from alphago_jax.games.sgf import SGFError, parse_sgf, result_string
   records = []
@@ -111,12 +112,7 @@ def main(argv=None) -> int:
                        r.gnugo_lost_atari_run, r.atari_extensions,
                        r.into_ladders, r.gnugo_atari_extensions,
                        r.gnugo_into_ladders])
-    tmp = args.csv + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-      f.write(buf.getvalue())
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, args.csv)
+    write_atomic(args.csv, buf.getvalue())
   print("RESULT " + " ".join(f"{k}={v}" for k, v in s.items()
                              if k != "won"))
   return 0

@@ -58,6 +58,7 @@ def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
   with no result, into `unplayed/` with the moves up to the failure and
   GNU Go's seed in its name, so the failure can be replayed."""
   # pylint: disable=import-outside-toplevel
+  from alphago_jax.atomic_files import write_atomic
   from alphago_jax.games import sgf
   os.makedirs(folder, exist_ok=True)
   for i, moves in enumerate(outcomes.moves):
@@ -77,9 +78,7 @@ def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
     os.makedirs(where, exist_ok=True)
     path = os.path.join(
         where, f"level{level}-{i:03d}-{'black' if black else 'white'}.sgf")
-    with open(path + ".tmp", "wb") as f:
-      f.write(sgf.to_sgf(record))
-    os.replace(path + ".tmp", path)
+    write_atomic(path, sgf.to_sgf(record))
 
 
 def main(argv=None):

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
+from alphago_jax.atomic_files import write_atomic
 from alphago_jax import checks
 from alphago_jax.checks import check_int  # noqa: F401  (stages.check_int)
 from alphago_jax.cli import rundir
@@ -234,7 +235,8 @@ def record(output: str, stage: str, options: Any) -> None:
 def write_json(path: str, obj: Any, *, sort_keys: bool = False) -> None:
   """A run's own JSON state (config.json, chain.json), atomically: what
   --resume and reruns read is never a file a kill cut short."""
-  rundir.atomic_write(path, json.dumps(obj, indent=1, sort_keys=sort_keys))
+  write_atomic(path, json.dumps(obj, indent=1, sort_keys=sort_keys),
+               make_dirs=True)
 
 
 def fail(message: str) -> int:

@@ -1,0 +1,19 @@
+"""A matplotlib figure written whole or not at all, then closed."""
+
+from __future__ import annotations
+
+import os
+
+from alphago_jax.atomic_files import write_atomic
+
+
+def save_figure(fig, path: str, *, dpi: int) -> None:
+  """Writes `fig` to `path` in the format its extension names (png, svg,
+  pdf, ...) through `atomic_files.write_atomic`, and closes it either way."""
+  # pylint: disable=import-outside-toplevel
+  import matplotlib.pyplot as plt
+  ext = os.path.splitext(path)[1][1:].lower()
+  try:
+    write_atomic(path, lambda f: fig.savefig(f, format=ext or None, dpi=dpi))
+  finally:
+    plt.close(fig)
