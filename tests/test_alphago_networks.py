@@ -5,7 +5,6 @@ search on them: tests/test_policy_presets.py (the alphago-9x9 preset) and
 the pipeline notebook."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -9,7 +9,7 @@ import mctx
 import numpy as np
 import pytest
 
-from alphago_jax import games, models, search
+from alphago_jax import models, search
 
 from ttt_positions import GAME, batch, position
 

@@ -18,7 +18,7 @@ import mctx
 import numpy as np
 import pytest
 
-from alphago_jax import games, search
+from alphago_jax import search
 from alphago_jax.games.tictactoe import LINES
 from alphago_jax.search import rollout, tree_search
 

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import tyro
 
-from alphago_jax.cli import reproduce_ablations as tables
 from alphago_jax.cli import sweep
 from alphago_jax.evaluation import ablation
 from helpers import ROOT, run_cli
@@ -235,7 +234,7 @@ def test_a_missing_or_damaged_file_is_named(capsys, tmp_path, damage,
   damage(run)
   status, out, err = run_cli(capsys, "reproduce", "lambda", "--run", run)
   assert status == 2 and out == "", err
-  assert err.startswith(f"error: ") and message in err, err
+  assert err.startswith("error: ") and message in err, err
   assert str(run) in err
 
 

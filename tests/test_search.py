@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import python_uct
-from alphago_jax import evaluation, games, search
+from alphago_jax import evaluation, search
 from alphago_jax.search import tree_search, uct
 
 from ttt_positions import GAME, batch, position

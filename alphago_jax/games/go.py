@@ -348,7 +348,6 @@ class Go(base.Game):
   def _area_score(self, board, needed) -> chex.Array:
     """Tromp-Taylor `black - white - komi`; the flood fill only runs while
     `needed` (under vmap: while some game of the batch ends)."""
-    n2 = self.num_points
     nbr = jnp.asarray(_tables(self.size)[0])
     empty = board == 0
 

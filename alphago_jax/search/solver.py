@@ -19,7 +19,6 @@ import math
 import sys
 from typing import Dict, List, NamedTuple, Tuple
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np

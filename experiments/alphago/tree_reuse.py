@@ -17,7 +17,6 @@ its visits at the end of the search.
 import argparse
 import dataclasses
 import json
-import math
 import os
 import sys
 import time

@@ -23,7 +23,6 @@ prior, v_θ as v). Ends with `RESULT vl_score=<x> single_game_speedup=<y>`
 
 import argparse
 import dataclasses
-import os
 import statistics
 import sys
 import time
