@@ -226,22 +226,21 @@ def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
        f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
 
 
-def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
-  """The second pre-planned match (the longer p_σ's ensemble, four blocks
-  of 50, seeds 6 to 9), as far as its blocks are committed: each block's
-  count is its SGFs' and its log's, and the README's totals are theirs."""
+def _preplanned_match(prefix, seeds, log_head, name):
+  """A pre-planned match of four blocks of 50 (`docs/results/PREFIX-seedS`
+  for S in `seeds`), as far as its blocks are committed: each block's
+  count is its SGFs' and its log's (which starts with `log_head`), and
+  the README's totals are theirs, headed `name` once all four are in.
+  Returns (won, played, {colour: [won, played]}, blocks)."""
   won = played = unplayed_all = 0
   colours = {"black": [0, 0], "white": [0, 0]}
-  blocks = [s for s in (6, 7, 8, 9) if os.path.isdir(os.path.join(
-      ROOT, "docs", "results", f"sl-policy-19-long-ensemble-vs-gnugo10-seed{s}"))]
-  assert blocks, "no block of the second pre-planned match is committed"
+  blocks = [s for s in seeds if os.path.isdir(os.path.join(
+      ROOT, "docs", "results", f"{prefix}-seed{s}"))]
+  assert blocks, f"no block of {name} is committed"
   for seed in blocks:
-    folder = ("docs", "results",
-              f"sl-policy-19-long-ensemble-vs-gnugo10-seed{seed}")
+    folder = ("docs", "results", f"{prefix}-seed{seed}")
     tally, unplayed = _block(seed, folder)
-    assert _read(*folder, "log.txt").startswith(
-        "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
-        "8-symmetry ensemble")
+    assert _read(*folder, "log.txt").startswith(log_head)
     for colour, (w, n) in tally.items():
       colours[colour][0] += w
       colours[colour][1] += n
@@ -249,12 +248,27 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
     played += sum(n for _, n in tally.values())
     unplayed_all += unplayed
   lo, hi = stats.wilson_interval(won, played)
-  head = ("The second pre-planned match" if len(blocks) == 4 else
-          f"So far, {len(blocks)} of its 4 blocks")
+  head = (name if len(blocks) == len(seeds) else
+          f"So far, {len(blocks)} of its {len(seeds)} blocks")
+  said(f"{head}: {won} wins of {played} played, {100 * won / played:.1f}% "
+       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
+  counted = played + unplayed_all
+  lo, hi = stats.wilson_interval(won, counted)
+  said(f"{won} of {counted}, {100 * won / counted:.1f}% [{100 * lo:.1f}, "
+       f"{100 * hi:.1f}] with GNU Go's crashes counted as losses")
+  return won, played, colours, blocks
+
+
+def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
+  """The second pre-planned match (the longer p_σ's ensemble, seeds 6 to
+  9), and its gain over the first (seeds 2 to 5)."""
+  won, played, colours, blocks = _preplanned_match(
+      "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9),
+      "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
+      "8-symmetry ensemble", "The second pre-planned match")
   if len(blocks) == 4:
     said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
          f"as White {colours['white'][0]} of {colours['white'][1]}")
-    # The gain over the first pre-planned match (seeds 2 to 5).
     first = [_match_wins("docs", "results", f"sl-policy-19-vs-gnugo10-seed{s}")
              for s in (2, 3, 4, 5)]
     k1, n1 = (sum(t[i] for tally in first for t in tally.values())
@@ -262,12 +276,6 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
     d_lo, d_hi = stats.difference_interval(won, played, k1, n1)
     said(f"gained {100 * (won / played - k1 / n1):.1f} points "
          f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}]")
-  said(f"{head}: {won} wins of {played} played, {100 * won / played:.1f}% "
-       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
-  counted = played + unplayed_all
-  lo, hi = stats.wilson_interval(won, counted)
-  said(f"{won} of {counted}, {100 * won / counted:.1f}% [{100 * lo:.1f}, "
-       f"{100 * hi:.1f}] with GNU Go's crashes counted as losses")
 
 
 def _review(name, prefix, seeds):
