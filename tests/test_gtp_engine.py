@@ -1108,15 +1108,15 @@ def _transposed(vertex):
   return f"{gtp.vertex.COLUMNS[int(vertex[1:]) - 1]}{col}"
 
 
-@pytest.mark.skipif(
-    presets.get_preset("sl-policy-19x19-long-ensemble").directory() is None,
-    reason="no longer-trained supervised 19x19 policy checkpoint")
-def test_ensemble_preset_is_symmetric():
+@pytest.mark.parametrize("name", [
+    "sl-policy-19x19-long-ensemble", "sl-policy-19x19-ladders-ensemble"])
+def test_ensemble_preset_is_symmetric(name):
   """The ensemble player's policy is the mean over the 8 symmetries, so it
   commutes with them: the position reflected in the main diagonal gets
   the reflected priors (a single network's would not, exactly)."""
-  e = gtp.GTPEngine(presets.load_player("sl-policy-19x19-long-ensemble"),
-                    log=lambda m: None)
+  if presets.get_preset(name).directory() is None:
+    pytest.skip(f"no checkpoint for {name}")
+  e = gtp.GTPEngine(presets.load_player(name), log=lambda m: None)
   moves = ["C4", "R16", "Q3"]
   assert [_transposed(v) for v in moves] == ["D3", "Q17", "C16"]
   priors = _priors(e, moves)

@@ -118,11 +118,23 @@ def test_19x19_longer_sl_policy_figures_are_the_committed_run():
        f"at 8.96M, {at[10.0]:.1f}% at 10.00M")
 
 
-def test_19x19_ladder_run_curve_is_the_committed_partial():
-  """`checkpoints/sl12l-partial`: every held-out evaluation in its metrics
-  stands in the README's curve of the ladder run."""
-  sl = [m for m in _metrics("checkpoints", "sl12l-partial", "metrics.jsonl")
-        if "eval_top1" in m]
+def test_19x19_ladder_run_figures_are_the_committed_network():
+  """`checkpoints/sl_policy_ladders`: its size and time as the README gives
+  them (with the runs it grew from, `checkpoints/sl_policy_long` and
+  `checkpoints/sl12-partial`), and every held-out evaluation in its
+  metrics stands in the README's curve of the ladder run."""
+  sl = [m for m in _metrics("checkpoints", "sl_policy_ladders",
+                            "metrics.jsonl") if "eval_top1" in m]
+  last = sl[-1]
+  grown_from = [[m for m in _metrics("checkpoints", name, "metrics.jsonl")
+                 if "samples" in m][-1]
+                for name in ("sl_policy_long", "sl12-partial")]
+  hours = sum(m["train_seconds"] for m in [last, *grown_from]) / 3600
+  samples = sum(m["samples"] for m in [last, *grown_from]) / 1e6
+  said(f"{last['samples'] / 1e6:.2f}M training samples in this run "
+       f"({last['epoch']:.2f} epochs), {last['train_seconds'] / 3600:.1f} h "
+       f"of its training, and {hours:.1f} h with the runs it grew from "
+       f"({samples:.1f}M samples)")
   assert len(sl) >= 8
   points = [f"{100 * m['eval_top1']:.1f}% / {m['eval_nll']:.3f} at "
             f"{m['samples'] / 1e6:.2f}M" for m in sl]

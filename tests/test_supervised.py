@@ -523,7 +523,7 @@ def test_deepen_and_init_refuse_what_does_not_fit():
 
 
 @pytest.mark.parametrize("name,planes,step", [("sl12-partial", 46, 15186),
-                                              ("sl12l-partial", 48, None)])
+                                              ("sl_policy_ladders", 48, 32812)])
 def test_committed_partial_runs_load_and_can_resume(name, planes, step):
   # The README's way on from a committed step: copied to runs/NAME, the
   # run's command with --resume. Its config and checkpoint must agree.

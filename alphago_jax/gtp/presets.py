@@ -438,6 +438,15 @@ register_preset(Preset(
                 "of the README's second pre-planned match",
     load=functools.partial(_policy_network, ensemble=True)))
 register_preset(Preset(
+    name="sl-policy-19x19-ladders-ensemble", board_size=19, searches=False,
+    directories=("sl_policy_ladders",),
+    description="supervised 19x19 policy network p_sigma, 12 x 64, on all "
+                "48 of the paper's planes, ladders included "
+                "(checkpoints/sl_policy_ladders), its mean policy over the "
+                "8 board symmetries, greedy, no search: the player of the "
+                "README's third pre-planned match",
+    load=functools.partial(_policy_network, ensemble=True)))
+register_preset(Preset(
     name="sl-policy-9x9", board_size=9, searches=False,
     directories=("sl9",),
     description="supervised 9x9 policy network p_sigma on GNU Go games "
