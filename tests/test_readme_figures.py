@@ -290,6 +290,27 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
          f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}]")
 
 
+def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
+  """The third pre-planned match (the ladder network's ensemble, seeds 10
+  to 13), as far as its blocks are committed, and once all four are in,
+  its colours and its gain over the second (seeds 6 to 9)."""
+  won, played, colours, blocks = _preplanned_match(
+      "sl-policy-19-ladders-ensemble-vs-gnugo10", (10, 11, 12, 13),
+      "checkpoints/sl_policy_ladders (step 32812, 12x64, 19x19), greedy, "
+      "8-symmetry ensemble", "The third pre-planned match")
+  if len(blocks) == 4:
+    said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
+         f"as White {colours['white'][0]} of {colours['white'][1]}")
+    second = [_match_wins("docs", "results",
+                          f"sl-policy-19-long-ensemble-vs-gnugo10-seed{s}")
+              for s in (6, 7, 8, 9)]
+    k2, n2 = (sum(t[i] for tally in second for t in tally.values())
+              for i in (0, 1))
+    d_lo, d_hi = stats.difference_interval(won, played, k2, n2)
+    said(f"gained {100 * (won / played - k2 / n2):.1f} points "
+         f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}] over the second")
+
+
 def _review(name, prefix, seeds):
   """`match_review.py`'s table `docs/results/NAME` of the blocks
   `PREFIX-seedS`: one row for each committed SGF, with its result, its
