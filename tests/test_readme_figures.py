@@ -298,6 +298,13 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
       "sl-policy-19-ladders-ensemble-vs-gnugo10", (10, 11, 12, 13),
       "checkpoints/sl_policy_ladders (step 32812, 12x64, 19x19), greedy, "
       "8-symmetry ensemble", "The third pre-planned match")
+  # Its rows in the two tables of 19x19 networks.
+  lo, hi = stats.wilson_interval(won, played)
+  games = (f"{played} pre-planned games" if len(blocks) == 4 else
+           f"{played} of 200 pre-planned games so far")
+  rate = f"{100 * won / played:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
+  said(f"| ensemble: {rate}, {games} |")
+  said(f"| ensemble {rate}, {games} |")
   if len(blocks) == 4:
     said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
          f"as White {colours['white'][0]} of {colours['white'][1]}")
