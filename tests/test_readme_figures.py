@@ -271,6 +271,23 @@ def _preplanned_match(prefix, seeds, log_head, name):
   return won, played, colours, blocks
 
 
+def _colours(colours):
+  return (f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
+          f"as White {colours['white'][0]} of {colours['white'][1]}")
+
+
+def _gain(won, played, prefix, seeds):
+  """The README's phrase for the gain of `won` of `played` over the
+  blocks `PREFIX-seedS` (Newcombe's interval)."""
+  earlier = [_match_wins("docs", "results", f"{prefix}-seed{s}")
+             for s in seeds]
+  k, n = (sum(t[i] for tally in earlier for t in tally.values())
+          for i in (0, 1))
+  lo, hi = stats.difference_interval(won, played, k, n)
+  return (f"gained {100 * (won / played - k / n):.1f} points "
+          f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+
+
 def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
   """The second pre-planned match (the longer p_σ's ensemble, seeds 6 to
   9), and its gain over the first (seeds 2 to 5)."""
@@ -279,15 +296,8 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
       "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
       "8-symmetry ensemble", "The second pre-planned match")
   if len(blocks) == 4:
-    said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
-         f"as White {colours['white'][0]} of {colours['white'][1]}")
-    first = [_match_wins("docs", "results", f"sl-policy-19-vs-gnugo10-seed{s}")
-             for s in (2, 3, 4, 5)]
-    k1, n1 = (sum(t[i] for tally in first for t in tally.values())
-              for i in (0, 1))
-    d_lo, d_hi = stats.difference_interval(won, played, k1, n1)
-    said(f"gained {100 * (won / played - k1 / n1):.1f} points "
-         f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}]")
+    said(_colours(colours))
+    said(_gain(won, played, "sl-policy-19-vs-gnugo10", (2, 3, 4, 5)))
 
 
 def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
@@ -306,16 +316,9 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
   said(f"| ensemble: {rate}, {games} |")
   said(f"| ensemble {rate}, {games} |")
   if len(blocks) == 4:
-    said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
-         f"as White {colours['white'][0]} of {colours['white'][1]}")
-    second = [_match_wins("docs", "results",
-                          f"sl-policy-19-long-ensemble-vs-gnugo10-seed{s}")
-              for s in (6, 7, 8, 9)]
-    k2, n2 = (sum(t[i] for tally in second for t in tally.values())
-              for i in (0, 1))
-    d_lo, d_hi = stats.difference_interval(won, played, k2, n2)
-    said(f"gained {100 * (won / played - k2 / n2):.1f} points "
-         f"[{100 * d_lo:.1f}, {100 * d_hi:.1f}] over the second")
+    said(_colours(colours))
+    said(_gain(won, played, "sl-policy-19-long-ensemble-vs-gnugo10",
+               (6, 7, 8, 9)) + " over the second")
 
 
 def _review(name, prefix, seeds):
