@@ -319,6 +319,16 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
     said(_colours(colours))
     said(_gain(won, played, "sl-policy-19-long-ensemble-vs-gnugo10",
                (6, 7, 8, 9)) + " over the second")
+    # The blocks' spread: Pearson's chi-squared on the 4 x 2 table.
+    # pylint: disable-next=import-outside-toplevel
+    from scipy import stats as scipy_stats
+    table = [[w, n - w] for w, n in (
+        [sum(t[i] for t in _match_wins(
+            "docs", "results",
+            f"sl-policy-19-ladders-ensemble-vs-gnugo10-seed{s}").values())
+         for i in (0, 1)] for s in blocks)]
+    p = scipy_stats.chi2_contingency(table).pvalue
+    said(f"(χ² test of homogeneity, p = {p:.3f})")
 
 
 def _review(name, prefix, seeds):
@@ -424,6 +434,49 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
        f"{s['games']} games and in {each} of those {len(lost_runs)}, and "
        f"GNU Go's {s['gnugo_into_ladders']} times of "
        f"{s['gnugo_atari_extensions']}")
+
+
+def test_19x19_third_preplanned_match_review_is_the_committed_games():
+  """The third pre-planned match's review: the README's counts are its."""
+  # pylint: disable-next=import-outside-toplevel
+  from alphago_jax.evaluation import match_review
+  s, reviews = _review(
+      "sl-policy-19-ladders-ensemble-vs-gnugo10-review.csv",
+      "sl-policy-19-ladders-ensemble-vs-gnugo10", (10, 11, 12, 13))
+  assert s["games"] == 200 and s["won"] == 155
+  assert s["won_when_behind"] == 0
+  flips = [r for r in reviews if r.decided_after_pass]
+  assert s["lost_when_ahead"] == len(flips) == 2
+  games = [r.source.split("seed")[1] for r in flips]
+  assert games == ["11/level10-017-black.sgf", "11/level10-024-black.sgf"]
+  said(f"games 17 and 24, which the network led by "
+       f"{abs(flips[0].count_at_pass):g} and {abs(flips[1].count_at_pass):g}"
+       f" there and lost by {abs(flips[0].result):g} and "
+       f"{abs(flips[1].result):g}")
+  margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
+                   for r in reviews if r.winner == r.gnugo_colour)
+  assert len(margins) == s["games"] - s["won"] and min(margins) > 0
+  said(f"Of its {len(margins)} losses, by a median of "
+       f"{statistics.median(margins):g} points, "
+       f"{sum(m >= 20 for m in margins)} by 20 points or more")
+  assert match_review.LADDER_RUN == 5 and s["gnugo_ladder_runs"] == 0
+  said(f"in {s['lost_with_ladder_run']} of the {len(margins)} the network "
+       f"ran a ladder out and lost it")
+  said(f"GNU Go in none of the {s['games']} games")
+  said(f"ran into a ladder that works {s['into_ladders']} times of "
+       f"{s['atari_extensions']}, in {s['games_into_ladders']} of the "
+       f"{s['games']} games")
+  said(f"GNU Go's {s['gnugo_into_ladders']} times of "
+       f"{s['gnugo_atari_extensions']}")
+  # The second match's counts, quoted beside them.
+  second, _ = _review(
+      "sl-policy-19-long-ensemble-vs-gnugo10-review.csv",
+      "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9))
+  said(f"({second['lost_with_ladder_run']} of "
+       f"{second['games'] - second['won']} in the second match)")
+  said(f"({second['into_ladders']} of {second['atari_extensions']}, in "
+       f"{second['games_into_ladders']} of {second['games']}, without the "
+       f"ladder planes)")
 
 
 def test_19x19_value_figures_are_the_committed_runs():
