@@ -383,6 +383,16 @@ def _review(name, prefix, seeds):
   return s, reviews
 
 
+def _losses(s, reviews):
+  """The network's losses in a review (it never resigns): their margins,
+  and the README's phrase on them."""
+  margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
+                   for r in reviews if r.winner == r.gnugo_colour)
+  assert len(margins) == s["games"] - s["won"] and min(margins) > 0
+  return margins, (f"by a median of {statistics.median(margins):g} points, "
+                   f"{sum(m >= 20 for m in margins)} by 20 points or more")
+
+
 def test_19x19_preplanned_match_review_is_the_committed_games():
   """The first pre-planned match's review: the README's counts are its."""
   s, reviews = _review(
@@ -412,13 +422,8 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
   assert s["games"] == 197 and s["won"] == 89
   said("the final result; no game changed winner after GNU Go's pass")
   assert s["lost_when_ahead"] == s["won_when_behind"] == 0
-  # The network's losses (it never resigns): their margins.
-  margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
-                   for r in reviews if r.winner == r.gnugo_colour)
-  assert len(margins) == s["games"] - s["won"] and min(margins) > 0
-  said(f"of its {len(margins)}, by a median of "
-       f"{statistics.median(margins):g} points, "
-       f"{sum(m >= 20 for m in margins)} by 20 points or more")
+  margins, phrase = _losses(s, reviews)
+  said(f"of its {len(margins)}, {phrase}")
   # pylint: disable-next=import-outside-toplevel
   from alphago_jax.evaluation import match_review
   assert match_review.LADDER_RUN == 5
@@ -453,12 +458,8 @@ def test_19x19_third_preplanned_match_review_is_the_committed_games():
        f"{abs(flips[0].count_at_pass):g} and {abs(flips[1].count_at_pass):g}"
        f" there and lost by {abs(flips[0].result):g} and "
        f"{abs(flips[1].result):g}")
-  margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
-                   for r in reviews if r.winner == r.gnugo_colour)
-  assert len(margins) == s["games"] - s["won"] and min(margins) > 0
-  said(f"Of its {len(margins)} losses, by a median of "
-       f"{statistics.median(margins):g} points, "
-       f"{sum(m >= 20 for m in margins)} by 20 points or more")
+  margins, phrase = _losses(s, reviews)
+  said(f"Of its {len(margins)} losses, {phrase}")
   assert match_review.LADDER_RUN == 5 and s["gnugo_ladder_runs"] == 0
   said(f"in {s['lost_with_ladder_run']} of the {len(margins)} the network "
        f"ran a ladder out and lost it")
