@@ -243,21 +243,24 @@ def _preplanned_match(prefix, seeds, log_head, name):
   for S in `seeds`), as far as its blocks are committed: each block's
   count is its SGFs' and its log's (which starts with `log_head`), and
   the README's totals are theirs, headed `name` once all four are in.
-  Returns (won, played, {colour: [won, played]}, blocks)."""
+  Returns (won, played, {colour: [won, played]}, {seed: [won, played]})
+  over the committed blocks."""
   won = played = unplayed_all = 0
   colours = {"black": [0, 0], "white": [0, 0]}
-  blocks = [s for s in seeds if os.path.isdir(os.path.join(
-      ROOT, "docs", "results", f"{prefix}-seed{s}"))]
+  blocks = {s: [0, 0] for s in seeds if os.path.isdir(os.path.join(
+      ROOT, "docs", "results", f"{prefix}-seed{s}"))}
   assert blocks, f"no block of {name} is committed"
-  for seed in blocks:
+  for seed, block in blocks.items():
     folder = ("docs", "results", f"{prefix}-seed{seed}")
     tally, unplayed = _block(seed, folder)
     assert _read(*folder, "log.txt").startswith(log_head)
     for colour, (w, n) in tally.items():
       colours[colour][0] += w
       colours[colour][1] += n
-    won += sum(w for w, _ in tally.values())
-    played += sum(n for _, n in tally.values())
+      block[0] += w
+      block[1] += n
+    won += block[0]
+    played += block[1]
     unplayed_all += unplayed
   lo, hi = stats.wilson_interval(won, played)
   head = (name if len(blocks) == len(seeds) else
@@ -322,11 +325,7 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
     # The blocks' spread: Pearson's chi-squared on the 4 x 2 table.
     # pylint: disable-next=import-outside-toplevel
     from scipy import stats as scipy_stats
-    table = [[w, n - w] for w, n in (
-        [sum(t[i] for t in _match_wins(
-            "docs", "results",
-            f"sl-policy-19-ladders-ensemble-vs-gnugo10-seed{s}").values())
-         for i in (0, 1)] for s in blocks)]
+    table = [[w, n - w] for w, n in blocks.values()]
     p = scipy_stats.chi2_contingency(table).pvalue
     said(f"(χ² test of homogeneity, p = {p:.3f})")
 
@@ -431,6 +430,11 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
        f"ran a ladder out and lost it, a run of five or more")
   assert s["gnugo_ladder_runs"] == 0
   said(f"GNU Go did so in none of the {s['games']} games")
+  # As the third match's review quotes them.
+  said(f"({s['lost_with_ladder_run']} of {len(margins)} in the second match)")
+  said(f"({s['into_ladders']} of {s['atari_extensions']}, in "
+       f"{s['games_into_ladders']} of {s['games']}, without the ladder "
+       f"planes)")
   lost_runs = [r for r in reviews if r.winner == r.gnugo_colour
                and r.lost_atari_run >= match_review.LADDER_RUN]
   each = "each" if all(r.into_ladders for r in lost_runs) else "not all"
@@ -469,21 +473,6 @@ def test_19x19_third_preplanned_match_review_is_the_committed_games():
        f"{s['games']} games")
   said(f"GNU Go's {s['gnugo_into_ladders']} times of "
        f"{s['gnugo_atari_extensions']}")
-  # The second match's counts, quoted beside them, from its review's CSV
-  # (which its own test replays).
-  # pylint: disable-next=import-outside-toplevel
-  import csv
-  rows = list(csv.DictReader(_read(
-      "docs", "results",
-      "sl-policy-19-long-ensemble-vs-gnugo10-review.csv").splitlines()))
-  lost = [r for r in rows if r["result"][0] == r["gnugo_colour"]]
-  runs = sum(int(r["lost_atari_run"]) >= match_review.LADDER_RUN
-             for r in lost)
-  said(f"({runs} of {len(lost)} in the second match)")
-  into = [int(r["into_ladders"]) for r in rows]
-  extensions = sum(int(r["atari_extensions"]) for r in rows)
-  said(f"({sum(into)} of {extensions}, in {sum(i > 0 for i in into)} of "
-       f"{len(rows)}, without the ladder planes)")
 
 
 def test_19x19_value_figures_are_the_committed_runs():
