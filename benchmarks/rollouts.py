@@ -58,7 +58,8 @@ import time
 import jax
 import jax.numpy as jnp
 
-from alphago_jax import cpu_devices
+from alphago_jax import zoo  # noqa: F401  (registers the committed p_π, "pattern")
+from alphago_jax.core import cpu_devices
 
 
 def _openspiel():

@@ -34,7 +34,7 @@ import mctx
 import optax
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 from alphago_jax.games.go import Go
 from alphago_jax.models.resnet import (ResNetConfig, init_variables,
                                        make_evaluate_fn, make_network)

@@ -26,7 +26,8 @@ import time
 import jax
 
 import python_uct
-from alphago_jax import cpu_devices, games, search
+from alphago_jax import games, search
+from alphago_jax.core import cpu_devices
 
 
 def main():

@@ -46,13 +46,14 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax import evaluation, games, models, training, viz
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
 from alphago_jax.search.alphazero import network_agent
 from alphago_jax.search.uct import UCTConfig, uct_agent
 from alphago_jax.training import snapshots
+from alphago_jax.core import stats
 
 TARGET = 0.9  # Win rate against UCT at equal simulations.
 
@@ -80,7 +81,7 @@ def hours_by_iteration(run):
 
 
 def pct(k, n):
-  lo, hi = evaluation.wilson_interval(k, n)
+  lo, hi = stats.wilson_interval(k, n)
   return f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}] ({n})"
 
 
@@ -267,7 +268,7 @@ def main(argv=None):
 
   fw, fd, fl = wdl[(snaps[-1], uct_name)]
   fn = fw + fd + fl
-  flo, fhi = evaluation.wilson_interval(fw, fn)
+  flo, fhi = stats.wilson_interval(fw, fn)
   verdict = ("reached" if flo >= TARGET else
              "reached by the point estimate, not yet by the interval"
              if fw / fn >= TARGET else "not reached")

@@ -19,7 +19,7 @@ import dataclasses
 
 import jax
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 from alphago_jax.cli.configs import alphazero_defaults
 from alphago_jax.cli.train import run_alphazero
 

@@ -88,7 +88,7 @@ def run_mains(calls, *, devices=None, timeout=600):
   commands' own default), since only the first command could set it.
   """
   import json  # pylint: disable=import-outside-toplevel
-  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
   if devices is None:
     devices = cpu_devices.default_cpu_device_count()
   calls = [(script, [str(a) for a in argv]) for script, argv in calls]

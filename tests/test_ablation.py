@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import gtp, search
+from alphago_jax import search
 from alphago_jax.search import tree_reuse
 from alphago_jax.cli.main import main as cli
 from alphago_jax.evaluation import ablation
@@ -28,8 +28,10 @@ from alphago_jax.evaluation.gnugo_match import _jit_agent
 
 import go_reference
 from ttt_positions import GAME as TTT, position
+from alphago_jax.games import vertex as vertex_codec
+from alphago_jax import engines
 
-needs_gnugo = pytest.mark.skipif(gtp.find_gnugo() is None,
+needs_gnugo = pytest.mark.skipif(engines.find_gnugo() is None,
                                  reason="GNU Go not installed")
 
 # Three variants at λ = 0: the search compiles without rollouts, and with an
@@ -59,7 +61,7 @@ def runs(tmp_path_factory):
   """The quick mode run whole (A); interrupted after its first job, with a
   half-written job file left behind, then resumed (B); and while another
   live process holds its first job, then after that process died (C)."""
-  if gtp.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     pytest.skip("GNU Go not installed")
   root = tmp_path_factory.mktemp("ablation")
   whole, resumed, workers = (str(root / n) for n in ("whole", "resumed",
@@ -161,7 +163,7 @@ def test_every_game_replays_in_the_reference_referee(runs):
       ref = go_reference.Referee(size, superko=True)
       moves = g["moves"].split()
       for vertex in moves:
-        action = gtp.vertex_to_action(vertex, size)
+        action = vertex_codec.vertex_to_action(vertex, size)
         ref.play(None if action == size * size else action)
       assert g["plies"] == len(moves) <= config.max_moves
       score = go_reference.area_score(ref.board, size, config.komi)

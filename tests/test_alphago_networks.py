@@ -16,7 +16,7 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.models.value import (ValueNet, ValueNetConfig,
                                       init_value_variables)
-from alphago_jax.training.alphago_networks import alphago_networks
+from alphago_jax.zoo.alphago_networks import alphago_networks
 
 POSITION = """
     .X...

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from alphago_jax import atomic_files
+from alphago_jax.core import atomic_files
 
 
 def test_text_bytes_and_writer_functions_land_whole(tmp_path):

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from alphago_jax import gtp
 from test_experiments import EXPERIMENTS
+from alphago_jax import engines
 
 CHAIN = os.path.join(EXPERIMENTS, "alphago", "chain9.py")
 
@@ -27,7 +27,7 @@ def _chain():
 # every stage's command has its own quick test in the default suite.
 @pytest.mark.slow
 def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
-  if gtp.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   chain = _chain()
   out = tmp_path / "chain"
@@ -47,7 +47,7 @@ def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   # Each stage's output, read by the library: 12 games of 9x9 records,
   # then networks of the chain's board.
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.gtp import presets
+  from alphago_jax.zoo import presets
   from alphago_jax.models import rollout_policy
   from alphago_jax.training import reinforce, value_net
   archives = sorted(os.listdir(out / "games"))

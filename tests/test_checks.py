@@ -1,9 +1,9 @@
-"""The shared config checks (`alphago_jax.checks`): what passes for an
+"""The shared config checks (`alphago_jax.core.checks`): what passes for an
 integer setting, and that the error names the field and its bound."""
 
 import pytest
 
-from alphago_jax import checks
+from alphago_jax.core import checks
 
 
 @pytest.mark.parametrize("value", [0, 3, 10])

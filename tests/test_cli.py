@@ -19,7 +19,8 @@ import pytest
 
 from alphago_jax import games, training
 from alphago_jax.cli import main as cli_main
-from alphago_jax.cli import rundir, stages
+from alphago_jax.cli import stages
+from alphago_jax.core import rundir
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
 from helpers import run_cli
@@ -687,7 +688,7 @@ def test_selfplay_writes_games_that_replay_to_their_results(tmp_path,
 
 
 def test_reproduce_mcts_vs_random_small_table(capsys):
-  from alphago_jax.evaluation import stats  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import stats  # pylint: disable=import-outside-toplevel
   status, stdout, err = run_cli(capsys, "reproduce", "mcts-vs-random",
                                 "--games", "20", "--simulations", "0", "8",
                                 "--seed", "1")
@@ -717,8 +718,8 @@ def test_reproduce_mcts_vs_random_small_table(capsys):
 # --- arena against GTP engines -----------------------------------------------
 
 def _gnugo_or_skip():
-  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
-  path = gtp.find_gnugo()
+  from alphago_jax import engines  # pylint: disable=import-outside-toplevel
+  path = engines.find_gnugo()
   if path is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   return path
@@ -758,6 +759,7 @@ def _check_engine_games(capsys, *argv):
 
 PASSER = """
 import sys
+from alphago_jax import engines
 for line in sys.stdin:
   words = line.split()
   cid = words.pop(0) if words and words[0].isdigit() else ""
@@ -807,7 +809,7 @@ def test_arena_plays_two_gtp_engines_through_the_referee(capsys, tmp_path):
 
 
 def test_arena_gtp_engine_errors_name_the_problem(capsys, monkeypatch):
-  from alphago_jax.gtp import gnugo_player  # pylint: disable=import-outside-toplevel
+  from alphago_jax.engines import gnugo_player  # pylint: disable=import-outside-toplevel
   for argv, words in [
       (["random", "gnugo:1"], "add --game go9"),
       (["random", "gnugo:11", "--game", "go9"], "level must be 0..10"),

@@ -1,11 +1,11 @@
-"""`alphago_jax.cpu_devices`, each case in a fresh process (the count can only
+"""`alphago_jax.core.cpu_devices`, each case in a fresh process (the count can only
 be set before JAX starts, and the test process has long started)."""
 
 import os
 
 import pytest
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 
 import helpers
 
@@ -28,7 +28,7 @@ def test_importing_every_module_starts_no_backend_then_count_takes_effect():
           importlib.import_module(m.name)
       # The benchmark peers are never imported by the package.
       print("peers:", [p for p in ("pgx", "pyspiel") if p in sys.modules])
-      from alphago_jax import cpu_devices
+      from alphago_jax.core import cpu_devices
       print(cpu_devices.use_cpu_devices(3), len(jax.devices()))
       try:
         cpu_devices.use_cpu_devices(2)
@@ -41,7 +41,7 @@ def test_importing_every_module_starts_no_backend_then_count_takes_effect():
 def test_xla_flags_count_wins():
   out = run_python("""
       import jax
-      from alphago_jax import cpu_devices
+      from alphago_jax.core import cpu_devices
       print(cpu_devices.use_cpu_devices(2), len(jax.devices()))
   """, devices=4)
   assert out == ["4", "4"]

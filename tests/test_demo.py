@@ -10,9 +10,10 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax import games, gtp
+from alphago_jax import games
 from alphago_jax.cli import main as cli_main
 from alphago_jax.games.sgf import result_string
+from alphago_jax import engines
 
 SMALL = ["demo", "--games", "16", "--table-simulations", "0", "--moves",
          "6", "--simulations", "8"]
@@ -79,7 +80,7 @@ def check_game(out, *, against_gnugo):
 
 
 def test_demo_small_budget(capsys, monkeypatch):
-  if gtp.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   status, out, err = run_demo(capsys, *SMALL)
   assert status == 0, err
@@ -94,7 +95,7 @@ def test_demo_small_budget(capsys, monkeypatch):
   check_game(out, against_gnugo=True)
   # Without GNU Go the network plays itself and says how to install it
   # (its compiled search is the one above's).
-  monkeypatch.setattr(gtp, "find_gnugo", lambda: None)
+  monkeypatch.setattr(engines, "find_gnugo", lambda: None)
   status, out, err = run_demo(capsys, "demo", "--games", "0", "--moves",
                               "6", "--simulations", "8")
   assert status == 0, err

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from alphago_jax import evaluation, games, search
-from alphago_jax.evaluation import stats
+from alphago_jax.core import stats
+from alphago_jax import play
 
 GAME = games.make("tictactoe")
 
@@ -40,7 +41,7 @@ def test_score_counts_draws_half():
 def test_wilson_interval_matches_newcombe_table_i(k, n, lower, upper):
   # Newcombe (1998), "Two-sided confidence intervals for the single
   # proportion", Table I, method 3 (Wilson score, no continuity correction).
-  lo, hi = evaluation.wilson_interval(k, n)
+  lo, hi = stats.wilson_interval(k, n)
   assert round(lo, 4) == lower and round(hi, 4) == upper
 
 
@@ -50,10 +51,10 @@ def test_difference_interval_matches_newcombe_table_ii(k1, n1, k2, n2, lower,
                                                        upper):
   # Newcombe (1998), "Interval estimation for the difference between
   # independent proportions", Table II, method 10 (hybrid score).
-  lo, hi = evaluation.difference_interval(k1, n1, k2, n2)
+  lo, hi = stats.difference_interval(k1, n1, k2, n2)
   assert round(lo, 4) == lower and round(hi, 4) == upper
   # Swapping the samples negates the interval.
-  lo2, hi2 = evaluation.difference_interval(k2, n2, k1, n1)
+  lo2, hi2 = stats.difference_interval(k2, n2, k1, n1)
   assert lo2 == pytest.approx(-hi) and hi2 == pytest.approx(-lo)
 
 
@@ -184,8 +185,8 @@ def test_records_sum_by_colour_and_name_a_bad_outcome():
   """A match's counts are its two colours' sums; its rates and Wilson
   intervals are those of the sums (7 of 20 wins: [0.181, 0.567]), and a
   misspelt outcome is named, for one colour's record as for the match."""
-  first = evaluation.Record(wins=4, draws=1, losses=5)
-  second = evaluation.Record(wins=3, draws=0, losses=7)
+  first = play.Record(wins=4, draws=1, losses=5)
+  second = play.Record(wins=3, draws=0, losses=7)
   res = evaluation.MatchResult(as_first=first, as_second=second)
   assert (res.wins, res.draws, res.losses, res.games) == (7, 1, 12, 20)
   assert res.rate("wins") == 7 / 20 and first.rate("draws") == 1 / 10

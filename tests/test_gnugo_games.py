@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 
+from alphago_jax import engines
 from alphago_jax.data import gnugo_games as gg
 from alphago_jax.data import positions, records
 from alphago_jax.games import sgf
@@ -25,7 +26,7 @@ from alphago_jax.games.go import Go
 import go_reference
 from helpers import ROOT, cpu_env
 
-pytestmark = pytest.mark.skipif(gg.find_gnugo() is None,
+pytestmark = pytest.mark.skipif(engines.find_gnugo() is None,
                                 reason="GNU Go not installed")
 
 # Level 1, two random opening moves, two games per chunk.

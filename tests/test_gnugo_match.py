@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from alphago_jax import games
-from alphago_jax import gtp
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
 from alphago_jax.search.base import CarryingAgent
+from alphago_jax import engines
 
 GO5 = games.make("go", size=5)
 
@@ -57,7 +57,7 @@ def test_resignation_is_the_opponents_loss():
   players = []
 
   def make(i):
-    players.append(Scripted(gtp.RESIGN))
+    players.append(Scripted(engines.RESIGN))
     return players[-1]
   out = gnugo_match(GO5, random_agent, jax.random.key(1), level=1,
                     games_per_colour=2, check_boards=False, make_player=make)
@@ -87,7 +87,7 @@ def test_bad_arguments():
                 games_per_colour=1, random_opening_moves=-1)
 
 
-@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+@pytest.mark.skipif(engines.find_gnugo() is None, reason="GNU Go not installed")
 def test_random_agent_loses_to_gnugo_level1_on_5x5():
   out = gnugo_match(GO5, random_agent, jax.random.key(3), level=1,
                     games_per_colour=2, random_opening_moves=2)
@@ -246,7 +246,7 @@ def test_each_game_gets_back_its_own_carry_once_per_move():
   assert _replay_alternating(swapped, g, False) > 0
 
 
-@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+@pytest.mark.skipif(engines.find_gnugo() is None, reason="GNU Go not installed")
 def test_final_scores_agree_with_gnugo_when_one_side_only_passes():
   # Our agent only passes, so GNU Go takes the whole 5x5 board and passes:
   # by Tromp-Taylor and by GNU Go, its 25 points against none, komi 7.5 to
@@ -296,7 +296,7 @@ class DiesAt(Scripted):
   def genmove(self):
     self.calls += 1
     if self.calls >= self.n:
-      raise gtp.GTPConnectionError("gtp: engine 'gnugo' died")
+      raise engines.GTPConnectionError("gtp: engine 'gnugo' died")
     return self.move
 
 
@@ -315,7 +315,7 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
   assert all(out.lengths[i] > 2 for i in (0, 2, 3))
 
 
-@pytest.mark.skipif(gtp.find_gnugo() is None, reason="GNU Go not installed")
+@pytest.mark.skipif(engines.find_gnugo() is None, reason="GNU Go not installed")
 @pytest.mark.parametrize("block, name, plies, seed", [
     ("sl-policy-19-vs-gnugo10-seed3", "level10-024-black.sgf", 75, 24),
     ("sl-policy-19-vs-gnugo10-seed5", "level10-026-white.sgf", 46, 26),
@@ -341,14 +341,14 @@ def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
   assert record.result is None and len(record.moves) == plies
   game = games.make("go", size=19, komi=7.5)
   _, actions, _ = sgf.record_to_actions(record, game)
-  player = gtp.GnuGoPlayer(game, 10, seed=seed)
+  player = engines.GnuGoPlayer(game, 10, seed=seed)
   # GNU Go reads for up to a minute on a quiet core before it crashes; the
   # crash is deterministic, its time on a loaded machine is not.
   player.engine.timeout = 900.0
   try:
     player.replay(actions)
     assert player.to_play == plies % 2
-    with pytest.raises(gtp.GTPConnectionError, match=r"status -11"):
+    with pytest.raises(engines.GTPConnectionError, match=r"status -11"):
       player.genmove()
   finally:
     player.engine.close()

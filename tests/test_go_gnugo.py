@@ -27,11 +27,12 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax import gtp
 from alphago_jax.games.go import Go
+from alphago_jax.games import vertex as vertex_codec
+from alphago_jax import engines
 
 pytestmark = pytest.mark.skipif(
-    gtp.find_gnugo() is None,
+    engines.find_gnugo() is None,
     reason="GNU Go is not installed (apt-get install gnugo); these tests use "
            "it as the rules oracle")
 
@@ -114,9 +115,9 @@ def _has_neighbour(points: np.ndarray, size: int) -> np.ndarray:
   return (g[:-2, 1:-1] | g[2:, 1:-1] | g[1:-1, :-2] | g[1:-1, 2:]).reshape(-1)
 
 
-def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
+def play_checked_game(game: Go, engine: engines.GTPClient, seed: int,
                       max_plies: int, cov: Coverage,
-                      simple_ko_engine: gtp.GTPClient | None = None) -> None:
+                      simple_ko_engine: engines.GTPClient | None = None) -> None:
   """Plays one random game with our engine, replays it in GNU Go (`engine`,
   same rules), and asserts after every move that boards and legal moves
   agree. With `simple_ko_engine` (GNU Go without superko, for a superko
@@ -124,8 +125,8 @@ def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
   n2 = game.num_points
   rng = np.random.default_rng(seed)
   step = _step(game)
-  engines = [engine] + ([simple_ko_engine] if simple_ko_engine else [])
-  for e in engines:
+  clients = [engine] + ([simple_ko_engine] if simple_ko_engine else [])
+  for e in clients:
     e.send_many([f"boardsize {game.size}", "clear_board"])
   state = game.init(jax.random.PRNGKey(0))
   mask, board, player = jax.device_get(
@@ -151,7 +152,7 @@ def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
       point = game.action_to_vertex(int(suicide[0]))
       with pytest.raises(ValueError, match="illegal"):
         game.step(state, int(suicide[0]))
-      with pytest.raises(gtp.GTPError, match="illegal"):
+      with pytest.raises(engines.GTPError, match="illegal"):
         engine.send(f"play {colour} {point}")
       cov.suicide_attempts += 1
 
@@ -171,7 +172,7 @@ def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
       if simple_ko_engine:
         _, simple_legal = simple_ko_engine.send_many(
             [f"play {colour} {vertex}", f"all_legal {other}"])
-    except gtp.GTPError as e:
+    except engines.GTPError as e:
       pytest.fail(f"GNU Go refused our legal move: {e}; {where()}")
 
     before, stones = stones, np.sign(board).astype(np.int8)
@@ -181,7 +182,7 @@ def play_checked_game(game: Go, engine: gtp.GTPClient, seed: int,
         f"GNU Go:\n{_ascii(game, theirs)}")
     if not done:
       ours = {game.action_to_vertex(a) for a in np.flatnonzero(mask[:n2])}
-      gnu = {gtp.normalize_vertex(v) for v in legal.split()}
+      gnu = {vertex_codec.normalize_vertex(v) for v in legal.split()}
       assert ours == gnu, (
           f"legal moves differ for {other}; {where()}\n"
           f"only ours: {sorted(ours - gnu)}, only GNU Go: {sorted(gnu - ours)}"
@@ -238,8 +239,8 @@ def run_oracle(size: int, num_games: int, max_plies: int, seed: int = 0,
   cov = Coverage()
   start = time.time()
   args = ("--positional-superko",) if superko else ()
-  with gtp.gnugo(level=0, extra_args=args) as engine, \
-       (gtp.gnugo(level=0) if superko else contextlib.nullcontext()) as simple:
+  with engines.gnugo(level=0, extra_args=args) as engine, \
+       (engines.gnugo(level=0) if superko else contextlib.nullcontext()) as simple:
     for g in range(num_games):
       play_checked_game(game, engine, seed=seed * 10_000 + size * 100 + g,
                         max_plies=max_plies, cov=cov, simple_ko_engine=simple)
@@ -356,7 +357,7 @@ def test_triple_ko_superko_differs_from_simple_ko(superko):
   # GNU Go agrees on both rule sets: D2 legal under its default simple ko,
   # illegal with --positional-superko; all other moves as ours.
   args = ("--positional-superko",) if superko else ()
-  with gtp.gnugo(level=0, extra_args=args) as engine:
+  with engines.gnugo(level=0, extra_args=args) as engine:
     engine.send_many([f"boardsize {game.size}", "clear_board"])
     engine.send_many(f"play {COLOURS[i % 2]} {v}"
                      for i, v in enumerate(setup + CYCLE))

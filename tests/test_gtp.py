@@ -12,9 +12,10 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax import gtp
-from alphago_jax.gtp import gnugo_player
+from alphago_jax.engines import gnugo_player
 from alphago_jax.games.go import Go
+from alphago_jax.games import vertex as vertex_codec
+from alphago_jax import engines
 
 GAME = Go(size=9, komi=6.5)
 
@@ -25,7 +26,7 @@ def _step(game):
 
 
 needs_gnugo = pytest.mark.skipif(
-    gtp.find_gnugo() is None,
+    engines.find_gnugo() is None,
     reason="GNU Go is not installed (apt-get install gnugo)")
 
 # A fake engine: answers every command with an empty success, except the
@@ -67,7 +68,7 @@ def fake(tmp_path):
   # A generous answer timeout: a loaded 2-core machine can take seconds to
   # start a Python process; only the timeout test wants it short.
   def make(*args, timeout=120.0):
-    return gtp.GTPClient([sys.executable, str(script), *args], timeout=timeout)
+    return engines.GTPClient([sys.executable, str(script), *args], timeout=timeout)
   return make
 
 
@@ -82,49 +83,49 @@ def test_success_and_multiline_answers(fake):
 
 def test_failure_raises_gtp_error_and_engine_stays_usable(fake):
   with fake() as e:
-    with pytest.raises(gtp.GTPError, match="'fail' failed: nope") as info:
+    with pytest.raises(engines.GTPError, match="'fail' failed: nope") as info:
       e.send("fail")
     assert (info.value.command, info.value.message) == ("fail", "nope")
     # A failure in a batch is raised after all answers are read: in step.
-    with pytest.raises(gtp.GTPError, match="fail"):
+    with pytest.raises(engines.GTPError, match="fail"):
       e.send_many(["x", "fail", "multi"])
     assert e.send("multi") == "first\nsecond line"
 
 
 def test_malformed_answer(fake):
   with fake() as e:
-    with pytest.raises(gtp.GTPConnectionError, match="malformed answer"):
+    with pytest.raises(engines.GTPConnectionError, match="malformed answer"):
       e.send("garbage")
-    with pytest.raises(gtp.GTPConnectionError, match="unusable"):
+    with pytest.raises(engines.GTPConnectionError, match="unusable"):
       e.send("name")
 
 
 def test_answer_ids(fake):
   with fake() as e:
     assert e.send("noid") == "fine"  # Tolerated: nothing is ambiguous.
-    with pytest.raises(gtp.GTPConnectionError, match="out of step"):
+    with pytest.raises(engines.GTPConnectionError, match="out of step"):
       e.send("wrongid")
 
 
 def test_dead_engine(fake):
   with fake() as e:
-    with pytest.raises(gtp.GTPConnectionError,
+    with pytest.raises(engines.GTPConnectionError,
                        match=r"exited \(status 3\)(.|\n)*fake engine: dying"):
       e.send("die")
     assert not e.alive
-    with pytest.raises(gtp.GTPConnectionError):
+    with pytest.raises(engines.GTPConnectionError):
       e.send("name")
 
 
 def test_missing_binary():
-  with pytest.raises(gtp.GTPConnectionError, match="cannot start"):
-    gtp.GTPClient(["/nonexistent/engine"])
+  with pytest.raises(engines.GTPConnectionError, match="cannot start"):
+    engines.GTPClient(["/nonexistent/engine"])
 
 
 def test_timeout_and_close_never_hang(fake):
   e = fake("--deaf", timeout=0.5)
   start = time.monotonic()
-  with pytest.raises(gtp.GTPTimeout, match="'sleep' in time"):
+  with pytest.raises(engines.GTPTimeout, match="'sleep' in time"):
     e.send("sleep")
   e.close(timeout=0.5)  # The engine ignores quit; it gets killed.
   e.close(timeout=0.5)  # Twice is fine.
@@ -149,18 +150,18 @@ def test_bad_commands_and_arguments(fake):
 
 def test_gnugo_factory_errors(monkeypatch):
   with pytest.raises(ValueError, match="level"):
-    gtp.gnugo(level=11)
+    engines.gnugo(level=11)
   monkeypatch.setattr(gnugo_player, "find_gnugo", lambda: None)
-  with pytest.raises(gtp.GnuGoNotFoundError, match="apt-get install gnugo"):
-    gtp.gnugo()
+  with pytest.raises(engines.GnuGoNotFoundError, match="apt-get install gnugo"):
+    engines.gnugo()
 
 
 def test_player_maps_resign(fake, monkeypatch):
   monkeypatch.setattr(gnugo_player, "gnugo", lambda *a, **k: fake())
   game = Go(size=9)
-  with gtp.GnuGoPlayer(game, level=0) as player:
+  with engines.GnuGoPlayer(game, level=0) as player:
     player.play(game.vertex_to_action("E5"))
-    assert player.genmove() == gtp.RESIGN
+    assert player.genmove() == engines.RESIGN
     assert player.to_play == 1  # A resignation is not a move.
 
 
@@ -168,18 +169,18 @@ def test_player_maps_resign(fake, monkeypatch):
 
 @needs_gnugo
 def test_gnugo_errors():
-  with gtp.gnugo(level=0) as e:
+  with engines.gnugo(level=0) as e:
     assert e.name() == "GNU Go"
-    with pytest.raises(gtp.GTPError, match="'frobnicate' failed: unknown "
+    with pytest.raises(engines.GTPError, match="'frobnicate' failed: unknown "
                                            "command"):
       e.send("frobnicate")
     e.boardsize(9)
     e.clear_board()
     # Well-formed for GTP, but off the 9x9 board.
-    with pytest.raises(gtp.GTPError, match="invalid color or coordinate"):
+    with pytest.raises(engines.GTPError, match="invalid color or coordinate"):
       e.play("black", "T19")
     e.play("black", "E5")
-    with pytest.raises(gtp.GTPError, match="illegal move"):
+    with pytest.raises(engines.GTPError, match="illegal move"):
       e.play("white", "e5")
     assert not e.is_legal("white", "E5")
     assert e.is_legal("white", "D5")
@@ -187,14 +188,14 @@ def test_gnugo_errors():
     assert e.list_stones("w") == set()
     assert e.all_legal("w") == {Go(size=9).action_to_vertex(a)
                                 for a in range(81)} - {"E5"}
-    with pytest.raises(gtp.GTPError, match="unacceptable size"):
+    with pytest.raises(engines.GTPError, match="unacceptable size"):
       e.boardsize(99)
 
 
 @needs_gnugo
 def test_gnugo_genmove_is_legal():
   game = Go(size=9)
-  with gtp.gnugo(level=0, seed=1) as e:
+  with engines.gnugo(level=0, seed=1) as e:
     e.boardsize(9)
     e.clear_board()
     for i in range(6):
@@ -213,11 +214,11 @@ def test_gnugo_player_replays_our_game():
   state = game.init(jax.random.PRNGKey(0))
   rng = np.random.default_rng(0)
   actions = []
-  with gtp.GnuGoPlayer(game, level=0, seed=0) as player:
+  with engines.GnuGoPlayer(game, level=0, seed=0) as player:
     for i in range(30):
       if i % 3 == 2:  # Every third move is GNU Go's own.
         action = player.genmove()
-        assert action != gtp.RESIGN
+        assert action != engines.RESIGN
         assert state.legal_action_mask[action]
       else:
         action = int(rng.choice(np.flatnonzero(state.legal_action_mask[:-1])))
@@ -242,14 +243,14 @@ def test_gnugo_player_replays_our_game():
 @needs_gnugo
 def test_gnugo_player_rejects_illegal_moves():
   game = Go(size=9)
-  with gtp.GnuGoPlayer(game, level=0) as player:
+  with engines.GnuGoPlayer(game, level=0) as player:
     player.play(game.vertex_to_action("E5"))
-    with pytest.raises(gtp.GTPError, match="illegal move"):
+    with pytest.raises(engines.GTPError, match="illegal move"):
       player.play(game.vertex_to_action("E5"))
     with pytest.raises(ValueError, match="out of range"):
       player.play(game.num_actions)
     assert player.to_play == 1
-    with pytest.raises(gtp.GTPError, match="illegal move"):
+    with pytest.raises(engines.GTPError, match="illegal move"):
       player.replay([40, 41, 40])
     assert player.to_play == 0 and not player.stones().any()
 
@@ -260,7 +261,7 @@ def test_vertex_orientation_matches_gnugo():
   its mirror image; the rules oracle alone could not tell them apart."""
   game = GAME
   state = game.init(jax.random.PRNGKey(0))
-  with gtp.gnugo(level=0) as e:
+  with engines.gnugo(level=0) as e:
     e.boardsize(9)
     e.clear_board()
     for i, action in enumerate((1, 9 * 8, 9 * 3 + 7)):  # B9, A1, H6
@@ -286,21 +287,21 @@ def test_vertex_orientation_matches_gnugo():
     (19, "Q16", 3 * 19 + 15), (25, "Z25", 24), (25, "Z1", 624),
     (25, "pass", 625), (5, "E5", 4)])
 def test_vertex_codec_by_hand(size, vertex, action):
-  assert gtp.vertex_to_action(vertex, size) == action
-  back = gtp.action_to_vertex(action, size)
+  assert vertex_codec.vertex_to_action(vertex, size) == action
+  back = vertex_codec.action_to_vertex(action, size)
   assert back == ("pass" if vertex.lower() == "pass" else vertex.upper())
 
 
 def test_vertex_codec_round_trip_and_go_delegates():
   for size in range(1, 26):
-    vertices = [gtp.action_to_vertex(a, size) for a in range(size**2 + 1)]
+    vertices = [vertex_codec.action_to_vertex(a, size) for a in range(size**2 + 1)]
     assert len(set(vertices)) == size**2 + 1
     assert not any("I" in v for v in vertices)
-    assert [gtp.vertex_to_action(v, size) for v in vertices] == list(
+    assert [vertex_codec.vertex_to_action(v, size) for v in vertices] == list(
         range(size**2 + 1))
   g = Go(size=13)
   for a in range(g.num_actions):
-    assert g.action_to_vertex(a) == gtp.action_to_vertex(a, 13)
+    assert g.action_to_vertex(a) == vertex_codec.action_to_vertex(a, 13)
     assert g.vertex_to_action(g.action_to_vertex(a).lower()) == a
 
 
@@ -308,17 +309,17 @@ def test_vertex_codec_rejects_bad_input():
   for bad in ("I5", "Z26", "A0", "A01", "D", "44", "", "A 1", "resign",
               None, 5):
     with pytest.raises(ValueError, match="vertex"):
-      gtp.vertex_to_action(bad, 25)
+      vertex_codec.vertex_to_action(bad, 25)
     with pytest.raises(ValueError, match="vertex"):
-      gtp.normalize_vertex(bad)
-  assert gtp.normalize_vertex(" d4 ") == "D4"
+      vertex_codec.normalize_vertex(bad)
+  assert vertex_codec.normalize_vertex(" d4 ") == "D4"
   with pytest.raises(ValueError, match="off the 9x9 board"):
-    gtp.vertex_to_action("K5", 9)
+    vertex_codec.vertex_to_action("K5", 9)
   with pytest.raises(ValueError, match="off the 9x9 board"):
-    gtp.vertex_to_action("A10", 9)
+    vertex_codec.vertex_to_action("A10", 9)
   for action in (-1, 82, True):
     with pytest.raises(ValueError, match="action"):
-      gtp.action_to_vertex(action, 9)
+      vertex_codec.action_to_vertex(action, 9)
   for size in (0, 26, 9.0):
     with pytest.raises(ValueError, match="board size"):
-      gtp.vertex_to_action("A1", size)
+      vertex_codec.vertex_to_action("A1", size)

@@ -22,19 +22,23 @@ from hypothesis import strategies as st
 from alphago_jax import gtp
 from alphago_jax.games.go import Go
 from alphago_jax.gtp import engine as engine_lib
-from alphago_jax.gtp import presets
-from alphago_jax.gtp.players import (Candidate, Decision, SearchPlayer,
+from alphago_jax.zoo import presets
+from alphago_jax.zoo.players import (Candidate, Decision, SearchPlayer,
                                      simulation_ladder)
-from alphago_jax.gtp.referee import referee_game
+from alphago_jax.evaluation.referee import referee_game
 from helpers import ROOT, cpu_env
 from profiles import examples
+from alphago_jax import zoo
+from alphago_jax import engines
+from alphago_jax.games import vertex as vertex_codec
+from alphago_jax.zoo import checkpoints as zoo_checkpoints
 
 GAME9 = Go(size=9)
 GAME5 = Go(size=5)
 STEP9 = jax.jit(GAME9.step)
 
 needs_gnugo = pytest.mark.skipif(
-    gtp.find_gnugo() is None,
+    engines.find_gnugo() is None,
     reason="GNU Go is not installed (apt-get install gnugo)")
 needs_go9 = pytest.mark.skipif(
     presets.get_preset("az-9x9").directory() is None,
@@ -364,7 +368,7 @@ def test_quit_now_quits_as_gnugo_does():
   # answering nothing after it. Ours must do the same, not refuse it and
   # keep running.
   session = "1 quit now\n2 name\n"
-  gnugo = subprocess.run([gtp.find_gnugo(), "--mode", "gtp"], input=session,
+  gnugo = subprocess.run([engines.find_gnugo(), "--mode", "gtp"], input=session,
                          capture_output=True, text=True, timeout=60,
                          check=False)
   assert gnugo.returncode == 0, gnugo.stderr
@@ -451,7 +455,7 @@ def tiny_alphago_player(simulations, **kw):
   """AlphaGo's search on 5x5 with a uniform prior and a value of 0: the
   search and its compiles are as cheap as they get."""
   from alphago_jax.search.alphago import AlphaGoSearchConfig, uniform_policy
-  return gtp.AlphaGoPlayer(
+  return zoo.AlphaGoPlayer(
       name="tiny", game=GAME5, policy_fn=uniform_policy,
       value_fn=lambda variables, obs: jnp.zeros(obs.shape[0]),
       variables=({}, {}), config=AlphaGoSearchConfig(
@@ -835,7 +839,7 @@ def served():
   """`python -m alphago_jax.gtp` with the cheap greedy 9x9 preset."""
   if presets.get_preset("az-9x9-policy").directory() is None:
     pytest.skip("the committed 9x9 network (checkpoints/go9) is missing")
-  client = gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp",
+  client = engines.GTPClient([sys.executable, "-m", "alphago_jax.gtp",
                           "--preset", "az-9x9-policy"], timeout=300)
   yield client
   # `quit` with the pipe left open, as controllers do: a clean exit (a
@@ -854,13 +858,13 @@ def test_the_process_speaks_gtp(served):
   assert e.send("protocol_version") == "2"
   assert e.name() == "alphago-jax"
   assert "go9@48" in e.version()
-  with pytest.raises(gtp.GTPError, match="unacceptable size"):
+  with pytest.raises(engines.GTPError, match="unacceptable size"):
     e.boardsize(19)
   e.boardsize(9)
   e.clear_board()
   e.komi(7.5)
   e.play("black", "E5")
-  with pytest.raises(gtp.GTPError, match="illegal move"):
+  with pytest.raises(engines.GTPError, match="illegal move"):
     e.play("white", "E5")
   move = e.genmove("white")
   assert move not in ("E5", "RESIGN")
@@ -869,7 +873,7 @@ def test_the_process_speaks_gtp(served):
   assert re.fullmatch(r"[BW]\+\d+(\.5)?|0", e.final_score())
   answer = e.send("lz-genmove_analyze b 100").splitlines()
   assert INFO.match(answer[0]) and answer[-1].startswith("play ")
-  with pytest.raises(gtp.GTPError, match="unknown command"):
+  with pytest.raises(engines.GTPError, match="unknown command"):
     e.send("frobnicate")
   assert e.send("undo") == ""
 
@@ -890,7 +894,7 @@ def test_list_presets_and_bad_options(capsys):
 
 
 def test_presets_not_present_are_not_listed(tmp_path, monkeypatch):
-  monkeypatch.setenv(presets.CHECKPOINTS_ENV, str(tmp_path))
+  monkeypatch.setenv(zoo_checkpoints.CHECKPOINTS_ENV, str(tmp_path))
   assert presets.available_presets() == []
   (tmp_path / "sl_policy").mkdir()
   (tmp_path / "sl_policy" / "x").write_text("")
@@ -937,7 +941,7 @@ class ScriptedEngine:
 
   def play(self, colour, vertex):
     if vertex in self.refuse:
-      raise gtp.GTPError(f"play {colour} {vertex}", "illegal move")
+      raise engines.GTPError(f"play {colour} {vertex}", "illegal move")
 
   def close(self):
     pass
@@ -988,7 +992,7 @@ def test_match_against_gnugo_through_the_referee(served):
   final board is the one our engine gets by replaying the game."""
   results = []
   for ours_black in (True, False):
-    with gtp.gnugo(level=1, seed=1, extra_args=(
+    with engines.gnugo(level=1, seed=1, extra_args=(
         "--chinese-rules", "--positional-superko",
         "--capture-all-dead")) as gnu:
       black, white = (served, gnu) if ours_black else (gnu, served)
@@ -1017,9 +1021,9 @@ def test_search_player_keeps_to_its_clock_against_gnugo():
   """The 9x9 player with up to 2048 simulations (about 4 s) and 2 s a move
   (byo-yomi) against GNU Go: the referee enforces the clock; the player
   must shrink its search to fit, and never lose on time."""
-  with gtp.GTPClient([sys.executable, "-m", "alphago_jax.gtp", "--preset",
+  with engines.GTPClient([sys.executable, "-m", "alphago_jax.gtp", "--preset",
                       "az-9x9", "--simulations", "2048"],
-                     timeout=600) as ours, gtp.gnugo(
+                     timeout=600) as ours, engines.gnugo(
                          level=1, seed=2, extra_args=(
                              "--chinese-rules", "--positional-superko",
                              "--capture-all-dead")) as gnu:
@@ -1059,7 +1063,7 @@ def test_sl_policy_preset_plays_19x19_openings():
   for colour in "bwbw":
     vertex = ok(e, f"genmove {colour}")
     row = int(vertex[1:])
-    col = gtp.vertex.COLUMNS.index(vertex[0]) + 1
+    col = vertex_codec.COLUMNS.index(vertex[0]) + 1
     assert min(row, 20 - row, col, 20 - col) in (3, 4), vertex
   info = e.handle("lz-analyze").split("\n")[1]
   assert len(INFO.findall(info)) == 10  # Its 10 likeliest moves.
@@ -1069,7 +1073,7 @@ def test_sl_policy_preset_plays_19x19_openings():
 @pytest.mark.slow
 def test_alphago_player_reuses_its_tree_between_moves():
   player = presets.load_player("ag-9x9", simulations=32)
-  assert isinstance(player, gtp.AlphaGoPlayer) and player.reuse
+  assert isinstance(player, zoo.AlphaGoPlayer) and player.reuse
   e = make(player)
 
   def analysed_move(colour):
@@ -1104,8 +1108,8 @@ def _priors(engine, moves):
 
 
 def _transposed(vertex):
-  col = gtp.vertex.COLUMNS.index(vertex[0]) + 1
-  return f"{gtp.vertex.COLUMNS[int(vertex[1:]) - 1]}{col}"
+  col = vertex_codec.COLUMNS.index(vertex[0]) + 1
+  return f"{vertex_codec.COLUMNS[int(vertex[1:]) - 1]}{col}"
 
 
 @pytest.mark.parametrize("name", [

@@ -10,14 +10,14 @@ import jax
 import numpy as np
 import pytest
 
-from alphago_jax import gtp
 from alphago_jax.evaluation import match_review
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
+from alphago_jax import engines
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BLOCKS = os.path.join(ROOT, "docs", "results")
-needs_gnugo = pytest.mark.skipif(gtp.find_gnugo() is None,
+needs_gnugo = pytest.mark.skipif(engines.find_gnugo() is None,
                                  reason="GNU Go not installed")
 
 

@@ -16,6 +16,9 @@ import pytest
 
 import python_uct
 from test_experiments import load
+from alphago_jax.core import stats
+from alphago_jax import play
+from alphago_jax import engines
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -123,9 +126,8 @@ def test_tour_tictactoe(tmp_path, monkeypatch, budget):
   # UCT-100 against random: consistent with the seed's published row (the
   # 95% Newcombe test of experiments/mcts_vs_random.py).
   experiment = load("mcts_vs_random")
-  from alphago_jax import evaluation  # pylint: disable=import-outside-toplevel
   w, d, l = record(out, "UCT-100 vs random")
-  rec = evaluation.Record(wins=w, draws=d, losses=l)
+  rec = play.Record(wins=w, draws=d, losses=l)
   assert rec.games == (64 if budget == "small" else 128)
   assert experiment.consistent(100, rec), rec
   # The 4-iteration network with search: perfect play never loses, so it
@@ -140,15 +142,14 @@ def test_tour_tictactoe(tmp_path, monkeypatch, budget):
   assert wins == 0 and losses > 0, out
   for colour, random_wins in (("X", 117), ("O", 58)):
     w, d, l = record(out, f"vs random as {colour}")
-    lo, _ = evaluation.difference_interval(w, w + d + l, random_wins, 200)
+    lo, _ = stats.difference_interval(w, w + d + l, random_wins, 200)
     assert lo > 0, (colour, out)
 
 
 # -- The 9x9 game against GNU Go ----------------------------------------------
 
 def _gnugo():
-  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
-  if gtp.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
 
 
@@ -181,9 +182,8 @@ def _replay(game_data):
 def test_go9_vs_gnugo(tmp_path, monkeypatch, budget):
   _gnugo()
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import gtp
   from alphago_jax.games import sgf
-  from alphago_jax.gtp.watch import gnugo_score
+  from alphago_jax.evaluation.watch import gnugo_score
   nb, out = execute("go9_vs_gnugo.ipynb", tmp_path, monkeypatch, budget)
   assert f"budget: {budget}" in out
   with open(tmp_path / "game.json") as f:
@@ -216,7 +216,7 @@ def test_go9_vs_gnugo(tmp_path, monkeypatch, budget):
   ended = bool(final.terminated) and not data["resigned"]
   ours = float(final.score if ended else game.area_score(final))
   assert data["score"] == pytest.approx(ours)
-  with gtp.GnuGoPlayer(game, level=data["gnugo_level"], seed=0,
+  with engines.GnuGoPlayer(game, level=data["gnugo_level"], seed=0,
                        extra_args=("--capture-all-dead",)) as judge:
     judge.replay(game.vertex_to_action(m["vertex"]) for m in moves
                  if m["vertex"] != "resign")
@@ -272,7 +272,7 @@ def test_alphago_pipeline(tmp_path, monkeypatch, budget):
   import jax
   from alphago_jax.games import go_features
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp import presets
+  from alphago_jax.zoo import presets
   from alphago_jax.models.policy import PolicyNet
   from alphago_jax.models.value import ValueNet, make_value_fn
   from alphago_jax.training import value_net

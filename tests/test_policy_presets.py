@@ -14,13 +14,13 @@ import pytest
 
 from alphago_jax.games import go_features, go_patterns
 from alphago_jax.games.go import Go
-from alphago_jax.gtp import presets
+from alphago_jax.zoo import presets
 from alphago_jax.models import rollout_policy
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games, supervised, value_net
-from alphago_jax.types import MASKED_LOGIT
+from alphago_jax.core.types import MASKED_LOGIT
 from alphago_jax.training.state import variables_of
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")

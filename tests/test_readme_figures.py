@@ -7,7 +7,7 @@ import json
 import os
 import statistics
 
-from alphago_jax.evaluation import stats
+from alphago_jax.core import stats
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 

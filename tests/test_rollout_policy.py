@@ -32,6 +32,7 @@ from alphago_jax.games import go_playout
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.go_playout import GoPlayout
 from alphago_jax.models import rollout_policy as model_lib
+from alphago_jax.zoo import rollout_policies
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import rollout_policy as rp
@@ -389,7 +390,8 @@ def test_weights_of_another_shape_are_refused(tmp_path):
 
 
 def test_committed_weights_load_and_match_their_config():
-  weights, config, meta = model_lib.load_weights()
+  weights, config, meta = model_lib.load_weights(
+      rollout_policies.committed_dir("pattern"))
   assert weights.shape == (config.num_features,)
   assert np.all(np.isfinite(weights)) and np.any(weights != 0)
   assert meta["train"]["board_size"] == 19
@@ -397,11 +399,11 @@ def test_committed_weights_load_and_match_their_config():
   # The 9x9 weights (GNU Go games, their random openings left out), under
   # their playout-policy name.
   weights9, config9, meta9 = model_lib.load_weights(
-      model_lib.COMMITTED["pattern-9x9"])
+      rollout_policies.committed_dir("pattern-9x9"))
   assert meta9["train"]["board_size"] == 9 and config9 == config
   assert meta9["dataset"]["min_ply"] == 4
   assert np.all(np.isfinite(weights9)) and np.any(weights9 != weights)
-  assert model_lib.committed_policy("pattern-9x9").weights.shape == (
+  assert rollout_policies.committed_policy("pattern-9x9").weights.shape == (
       config.num_features,)
   assert "pattern-9x9" in go_playout.POLICIES
 

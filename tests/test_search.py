@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 import python_uct
-from alphago_jax import evaluation, search
+from alphago_jax import search
 from alphago_jax.search import tree_search, uct
 
 from ttt_positions import GAME, batch, position
+from alphago_jax.core import stats
+from alphago_jax import play
 
 
 def test_ucb1_scores_by_hand():
@@ -133,9 +135,9 @@ def test_uct_1000_draws_as_x_but_loses_some_games_as_o():
   # counts are the README's.
   perfect = search.solver_agent(GAME)
   uct1000 = search.uct_agent(GAME, search.UCTConfig(num_simulations=1000))
-  as_x = evaluation.record(evaluation.play(
+  as_x = play.record(play.play(
       GAME, (uct1000, perfect), jax.random.key(4), num_games=48), player=0)
-  as_o = evaluation.record(evaluation.play(
+  as_o = play.record(play.play(
       GAME, (perfect, uct1000), jax.random.key(5), num_games=48), player=1)
   assert (as_x.wins, as_x.draws, as_x.losses) == (0, 48, 0), as_x
   assert (as_o.wins, as_o.draws, as_o.losses) == (0, 46, 2), as_o
@@ -146,7 +148,7 @@ def test_uct_5000_never_loses_to_alphabeta_as_o():
   # The budget, not the implementation, explains the O losses above.
   perfect = search.solver_agent(GAME)
   uct5000 = search.uct_agent(GAME, search.UCTConfig(num_simulations=5000))
-  as_o = evaluation.record(evaluation.play(
+  as_o = play.record(play.play(
       GAME, (perfect, uct5000), jax.random.key(6), num_games=256), player=1)
   assert as_o.losses == 0, as_o
 
@@ -156,18 +158,18 @@ def test_anytime_losses_do_not_rise_with_simulations():
   losses = {}
   for i, n in enumerate((10, 100, 1000)):
     agent = search.uct_agent(GAME, search.UCTConfig(num_simulations=n))
-    rec = evaluation.record(evaluation.play(
+    rec = play.record(play.play(
         GAME, (agent, search.random_agent), jax.random.key(10 + i),
         num_games=n_games))
     losses[n] = rec.losses
   # 10 -> 100: a significant fall (95% interval of the drop above 0).
-  lo, _ = evaluation.difference_interval(losses[10], n_games, losses[100],
+  lo, _ = stats.difference_interval(losses[10], n_games, losses[100],
                                          n_games)
   assert lo > 0, losses
   # 100 -> 1000: no rise of 2 points or more (non-inferiority: the rise's
   # whole 95% interval is below 0.02). "The interval reaches 0" would pass
   # on too few games; this needs evidence (0 of 400 vs 0 of 400: 0.0095).
-  _, hi = evaluation.difference_interval(losses[1000], n_games, losses[100],
+  _, hi = stats.difference_interval(losses[1000], n_games, losses[100],
                                          n_games)
   assert hi < 0.02, losses
 
@@ -186,7 +188,7 @@ def test_bad_exploration_constant_raises(c):
 
 def test_batch_of_zero_raises():
   with pytest.raises(ValueError, match="num_games"):
-    evaluation.play(GAME, (search.random_agent, search.random_agent),
+    play.play(GAME, (search.random_agent, search.random_agent),
                     jax.random.key(0), num_games=0)
   empty = jax.tree.map(lambda x: x[:0], batch(position([]), 1))
   with pytest.raises(ValueError, match="batch size"):

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from alphago_jax.cli import rundir, stages
+from alphago_jax.cli import stages
+from alphago_jax.core import rundir
 from alphago_jax.training import read_metrics
 from helpers import ROOT, run_cli, run_mains
 
@@ -195,8 +196,9 @@ def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
 
 
 def test_gnugo_games_from_run_repeats_the_games(tmp_path):
+  from alphago_jax import engines  # pylint: disable=import-outside-toplevel
   from alphago_jax.data import gnugo_games as gg  # pylint: disable=import-outside-toplevel
-  if gg.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   out, again = tmp_path / "games", tmp_path / "again"
   made, repeated = run_mains([

@@ -154,7 +154,7 @@ def test_alphazero_train_refuses_a_bad_stall_limit(argv, capsys):
 
 
 def test_a_resumed_stage_takes_stall_minutes_where_it_trains():
-  from alphago_jax.cli import rundir  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import rundir  # pylint: disable=import-outside-toplevel
   from alphago_jax.cli import stages  # pylint: disable=import-outside-toplevel
   from alphago_jax.cli.stages import gnugo_games, sl_policy  # pylint: disable=import-outside-toplevel
   command = stages.command_for("sl-policy", sl_policy.Options(data="x"),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import search
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.search import sweep as sweep_lib
 
 from ttt_positions import GAME, position

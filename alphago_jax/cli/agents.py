@@ -50,7 +50,7 @@ def run_train_config(run_dir: str, game_name: str):
   predates run files); the checkpoint's architecture check catches a
   mismatch either way."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import rundir
+  from alphago_jax.core import rundir
   from alphago_jax.cli.configs import STAGES, AlphaZeroRun
   from alphago_jax.training import presets
   try:
@@ -132,7 +132,7 @@ def engine_spec(spec: str) -> Optional[EngineSpec]:
   """
   kind, sep, rest = spec.partition(":")
   if kind == "gnugo":
-    from alphago_jax.gtp import gnugo_player  # pylint: disable=import-outside-toplevel
+    from alphago_jax.engines import gnugo_player  # pylint: disable=import-outside-toplevel
     if rest.isdigit() and 0 <= int(rest) <= 10:
       level = int(rest)
     elif not sep:

@@ -30,6 +30,8 @@ import tyro
 
 from alphago_jax.cli.agents import (EngineSpec, SpecError, engine_spec,
                                     make_agent, make_game)
+from alphago_jax.evaluation import referee
+from alphago_jax import engines
 
 EXAMPLES = """examples:
   alphago-jax arena uct:100 random --game tictactoe --games-per-colour 100
@@ -91,7 +93,7 @@ def main(argv: List[str]) -> int:
   start = time.perf_counter()
   games = None
   if any(engines):
-    from alphago_jax.gtp.client import GTPConnectionError, GTPError
+    from alphago_jax.engines.gtp_client import GTPConnectionError, GTPError
     try:
       games = engine_match(game, a, b, args)
     except (GTPConnectionError, GTPError) as e:
@@ -213,18 +215,17 @@ def _referee_games(game, a: EngineSpec, b: EngineSpec, args: ArenaArgs,
   """Two engines through `gtp.referee_match`: A is Black in even games,
   every move judged by our rules engine."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax import gtp
   count = [0]
 
   def start(engine: EngineSpec):
     def make():
       count[0] += 1
       if engine.command is not None:
-        return gtp.GTPClient(list(engine.command))
-      return gtp.gnugo(engine.level, _gnugo_args(game),
+        return engines.GTPClient(list(engine.command))
+      return engines.gnugo(engine.level, _gnugo_args(game),
                        seed=args.seed + count[0])
     return make
-  results = gtp.referee_match([start(a), start(b)],
+  results = referee.referee_match([start(a), start(b)],
                               games=2 * args.games_per_colour,
                               size=game.size, komi=game.komi,
                               max_moves=plies)
@@ -239,7 +240,8 @@ def match_result(games: List[dict]):
   """A's `MatchResult` (`as_first`: A as Black) of `engine_match`'s games,
   unplayed games left out."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import MatchResult, Record
+  from alphago_jax.evaluation import MatchResult
+  from alphago_jax.play import Record
   tallies = {True: [0, 0, 0], False: [0, 0, 0]}
   for g in games:
     if g["reason"] == "unplayed":

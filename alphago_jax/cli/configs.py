@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Optional
 
 import tyro
 
-from alphago_jax.checks import check_bool, check_int, check_positive
+from alphago_jax.core.checks import check_bool, check_int, check_positive
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
 

@@ -26,6 +26,9 @@ import time
 from typing import List, Tuple
 
 import tyro
+from alphago_jax.evaluation import watch
+from alphago_jax import zoo
+from alphago_jax import engines
 
 EXAMPLES = """examples:
   alphago-jax demo
@@ -93,8 +96,7 @@ def table(args: DemoArgs) -> bool:
 def _player(simulations: int):
   """The shipped network with its search (compiled on its first move; kept
   for the process)."""
-  from alphago_jax import gtp  # pylint: disable=import-outside-toplevel
-  return gtp.load_player("az-9x9", simulations=simulations)
+  return zoo.load_player("az-9x9", simulations=simulations)
 
 
 def _side(colour: int) -> str:
@@ -107,7 +109,7 @@ def go_game(args: DemoArgs) -> None:
   import jax
   import numpy as np
 
-  from alphago_jax import gtp, viz
+  from alphago_jax import viz
   from alphago_jax.games.sgf import result_string
 
   print(f"== 2. The shipped 9x9 network plays {args.moves} moves ==\n",
@@ -115,14 +117,14 @@ def go_game(args: DemoArgs) -> None:
   player = _player(args.simulations)
   game = player.game
   gnugo = None
-  if gtp.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     print("GNU Go is not installed, so the network plays itself. Install "
           "it to see\nthe network against GNU Go: `apt-get install gnugo` "
           "(Debian/Ubuntu), `brew\ninstall gnu-go` (macOS), or set $GNUGO "
           "to its binary.\n")
     names = (f"network {player.name}",) * 2
   else:
-    gnugo = gtp.GnuGoPlayer(game, level=args.gnugo_level, seed=args.seed,
+    gnugo = engines.GnuGoPlayer(game, level=args.gnugo_level, seed=args.seed,
                             extra_args=("--capture-all-dead",))
     names = (f"network {player.name}", f"GNU Go level {args.gnugo_level}")
   print(f"Black: {names[0]} ({player.description.split(': ', 1)[-1]}); "
@@ -132,7 +134,7 @@ def go_game(args: DemoArgs) -> None:
         flush=True)
   try:
     ply = None
-    for ply in gtp.watch_game(player, gnugo=gnugo, max_plies=args.moves,
+    for ply in watch.watch_game(player, gnugo=gnugo, max_plies=args.moves,
                               key=jax.random.key(args.seed)):
       mover = f"{_side(ply.colour)} ({names[ply.colour]})"
       print(f"move {ply.number}: {mover} plays {ply.vertex}"
@@ -150,14 +152,14 @@ def go_game(args: DemoArgs) -> None:
           ply.action if 0 <= ply.action < game.num_points else None)))
       print(flush=True)
     if ply is not None:
-      ours = gtp.score_of(game, ply.after)
+      ours = watch.score_of(game, ply.after)
       status = ("the game is over" if bool(ply.after.terminated)
                 else "the game goes on")
       print(f"After {ply.number} moves ({status}): the board counts "
             f"{result_string(ours)} by Tromp-Taylor (every stone alive)",
             end="")
       if gnugo is not None:
-        print(f"; GNU Go's estimate: {result_string(gtp.gnugo_score(gnugo))}"
+        print(f"; GNU Go's estimate: {result_string(watch.gnugo_score(gnugo))}"
               ".")
       else:
         print(".")

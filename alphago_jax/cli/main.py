@@ -67,7 +67,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(usage())
     return 0 if argv else 2
   if argv[0] in ("-V", "--version"):
-    from alphago_jax.cli import rundir  # pylint: disable=import-outside-toplevel
+    from alphago_jax.core import rundir  # pylint: disable=import-outside-toplevel
     print(f"alphago-jax {rundir.package_version()}")
     return 0
   name, rest = argv[0], argv[1:]

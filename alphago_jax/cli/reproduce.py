@@ -34,6 +34,8 @@ import time
 from typing import List, Literal, Optional, Tuple
 
 import tyro
+from alphago_jax.core import stats
+from alphago_jax import play
 
 # The seed's table: UCT X against random O, 200 games a row (w/d/l, %).
 PUBLISHED = {0: (58.5, 12.5, 29.0), 10: (87.5, 5.5, 7.0),
@@ -46,12 +48,11 @@ def consistent(n, rec, z=None):
   """Whether `rec` (X's record at `n` simulations) agrees with the published
   row: Newcombe's interval of our rate minus the published one (200 games)
   must contain 0 for each outcome (coverage set by z; default 95%)."""
-  from alphago_jax import evaluation  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation.stats import Z95  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core.stats import Z95  # pylint: disable=import-outside-toplevel
   z = Z95 if z is None else z
   for i, outcome in enumerate(OUTCOMES):
     k_pub = round(PUBLISHED[n][i] * PUBLISHED_GAMES / 100)
-    lo, hi = evaluation.difference_interval(
+    lo, hi = stats.difference_interval(
         getattr(rec, outcome), rec.games, k_pub, PUBLISHED_GAMES, z)
     if not lo <= 0 <= hi:
       return False
@@ -65,7 +66,7 @@ def mcts_vs_random(num_games, seed=0, simulations=(0, 10, 100, 1000)):
   """
   # pylint: disable=import-outside-toplevel
   import jax
-  from alphago_jax import evaluation, games, search
+  from alphago_jax import games, search
   game = games.make("tictactoe")
   key = jax.random.key(seed)
   for n in simulations:
@@ -73,7 +74,7 @@ def mcts_vs_random(num_games, seed=0, simulations=(0, 10, 100, 1000)):
     x = (search.random_agent if n == 0 else
          search.uct_agent(game, search.UCTConfig(num_simulations=n)))
     t = time.perf_counter()
-    rec = evaluation.record(evaluation.play(
+    rec = play.record(play.play(
         game, (x, search.random_agent), sub, num_games=num_games))
     yield n, rec, time.perf_counter() - t
 
@@ -110,7 +111,8 @@ def tictactoe_perfect(output: str, *, seed: int = 0,
                       eval_games: int = 1000) -> int:
   """Trains the README's tic-tac-toe run until perfect; prints its table."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import rundir, train
+  from alphago_jax.cli import train
+  from alphago_jax.core import rundir
   from alphago_jax.cli.configs import STAGES, alphazero_defaults
   from alphago_jax.viz.curves import latest_records
   config_path = os.path.join(output, rundir.CONFIG_FILE)
@@ -262,7 +264,7 @@ def main(argv: List[str]) -> int:
     print("error: --max-iterations and --eval-games must be >= 1",
           file=sys.stderr)
     return 2
-  from alphago_jax.cli.rundir import RunConfigError  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core.rundir import RunConfigError  # pylint: disable=import-outside-toplevel
   try:
     return tictactoe_perfect(args.output or "runs/ttt-perfect",
                              seed=args.seed,

@@ -115,7 +115,7 @@ def load(name: str, run_dir: str) -> Ablation:
 
 
 def _percent(wins: int, games: int) -> str:
-  from alphago_jax.evaluation.stats import wilson_interval  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core.stats import wilson_interval  # pylint: disable=import-outside-toplevel
   lo, hi = wilson_interval(wins, games)
   return f"{100 * wins / games:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
 

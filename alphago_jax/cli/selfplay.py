@@ -23,7 +23,7 @@ from typing import List, Literal
 import numpy as np
 import tyro
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.cli.agents import SpecError, make_agent, make_game
 
 EXAMPLES = """examples:

@@ -25,7 +25,7 @@ from typing import List, Literal, Optional, Tuple
 import numpy as np
 import tyro
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.cli.agents import SpecError
 
 EXAMPLES = """examples:

@@ -180,7 +180,7 @@ def main(argv: List[str]) -> int:
                   description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)
   # pylint: disable=import-outside-toplevel
   from alphago_jax.evaluation import ablation, ablation_report
-  from alphago_jax.gtp import find_gnugo
+  from alphago_jax.engines import find_gnugo
   try:
     if args.resume is not None:
       if args.preset is not None or args.output is not None:

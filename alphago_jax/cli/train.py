@@ -26,7 +26,8 @@ from typing import Annotated, Any, Callable, Dict, List, Optional
 
 import tyro
 
-from alphago_jax.cli import rundir, stages
+from alphago_jax.cli import stages
+from alphago_jax.core import rundir
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
 Log = Callable[[str], None]
@@ -37,7 +38,7 @@ def _print(line: str) -> None:
 
 
 def _use_cpu_devices(count: int, log: Log) -> None:
-  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
   try:
     cpu_devices.use_cpu_devices(count)
   except RuntimeError:

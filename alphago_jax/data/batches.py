@@ -17,7 +17,7 @@ from typing import Dict, Iterator, Optional
 
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.data.positions import Positions
 
 

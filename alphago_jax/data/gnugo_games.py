@@ -58,13 +58,13 @@ from typing import (Callable, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 from sgfmill import sgf as sgfmill_sgf
 
-from alphago_jax.atomic_files import temporary_writer, write_atomic
-from alphago_jax.checks import check_int
+from alphago_jax.core.atomic_files import temporary_writer, write_atomic
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
 
-from alphago_jax.gtp import (GTPConnectionError, GTPError, GTPTimeout,
-                             find_gnugo, gnugo)
+from alphago_jax.engines import (GTPConnectionError, GTPError, GTPTimeout,
+                                 gnugo)
 
 FORMAT = "alphago_jax.gnugo_games"
 FORMAT_VERSION = 1

@@ -68,8 +68,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from alphago_jax.atomic_files import fsync_dir
-from alphago_jax.checks import check_int
+from alphago_jax.core.atomic_files import fsync_dir
+from alphago_jax.core.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
 from alphago_jax.data.records import (DEFAULT_FRACTIONS, SPLITS, DataError,

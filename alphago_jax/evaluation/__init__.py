@@ -7,7 +7,6 @@ from alphago_jax.evaluation.ablation import (AblationConfig, Job,
                                             run_ablation, variant_agent)
 from alphago_jax.evaluation.ablation_report import (Pairing, Summary,
                                                    summarize)
-from alphago_jax.evaluation.arena import GameResults, Record, play, record
 from alphago_jax.evaluation.elo import (EloTable, elo_covariance,
                                         elo_difference, elo_from_score,
                                         elo_interval, elo_intervals,
@@ -18,15 +17,14 @@ from alphago_jax.evaluation.gnugo_match import (Outcomes, agent_match,
 from alphago_jax.evaluation.match import MatchResult, match
 from alphago_jax.evaluation.match_review import (Review, review_game,
                                                  review_games)
-from alphago_jax.evaluation.stats import difference_interval, wilson_interval
 from alphago_jax.evaluation.tournament import round_robin
 
-__all__ = ["AblationConfig", "EloTable", "GameResults", "Job",
-           "MatchResult", "Outcomes", "Pairing", "Record", "Review", "Summary",
-           "agent_match", "difference_interval", "elo_covariance",
+__all__ = ["AblationConfig", "EloTable", "Job",
+           "MatchResult", "Outcomes", "Pairing", "Review", "Summary",
+           "agent_match", "elo_covariance",
            "elo_difference", "elo_from_score", "elo_interval",
            "elo_intervals", "elo_table", "expected_score", "fit_elo",
-           "gnugo_match", "group_moves", "match", "plan", "play", "play_job",
-           "record", "review_game", "review_games", "round_robin",
+           "gnugo_match", "group_moves", "match", "plan", "play_job",
+           "review_game", "review_games", "round_robin",
            "run_ablation", "score", "summarize",
-           "variant_agent", "wilson_interval"]
+           "variant_agent", ]

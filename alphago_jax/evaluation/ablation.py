@@ -65,8 +65,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.atomic_files import temporary_writer, write_atomic
-from alphago_jax.checks import check_int
+from alphago_jax.core.atomic_files import temporary_writer, write_atomic
+from alphago_jax.core.checks import check_int
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
                                                    gnugo_name, summarize,
                                                    write_outputs)
@@ -367,7 +367,7 @@ def load_network(network: str, komi: float) -> Network:
   (λ = 1 only).
   """
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.gtp.presets import checkpoints_root, load_alphazero_network
+  from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
 
   def resolve(name):
     directory = name if os.path.isdir(name) else os.path.join(
@@ -378,7 +378,7 @@ def load_network(network: str, komi: float) -> Network:
     return directory
 
   if "+" in network:
-    from alphago_jax.training.alphago_networks import load_alphago_networks
+    from alphago_jax.zoo.alphago_networks import load_alphago_networks
     policy, value = network.split("+", 1)
     nets = load_alphago_networks(resolve(policy),
                                  resolve(value) if value else None,
@@ -524,7 +524,7 @@ def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
   """Writes config.json in a new run directory; in an existing one, checks
   that it holds this config (so a resumed run is the same run)."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import rundir
+  from alphago_jax.core import rundir
   path = os.path.join(run_dir, rundir.CONFIG_FILE)
   if not os.path.exists(path):
     rundir.write_config(run_dir, command="sweep", stage=stage, config=config)
@@ -554,7 +554,7 @@ def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
 def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
   """`(stage, config)` of an ablation's run directory."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import rundir
+  from alphago_jax.core import rundir
   path = os.path.join(run_dir, rundir.CONFIG_FILE)
   try:
     with open(path, encoding="utf-8") as f:

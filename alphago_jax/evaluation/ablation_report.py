@@ -20,9 +20,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.evaluation import elo as elo_lib
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.search import alphago
 
 PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))

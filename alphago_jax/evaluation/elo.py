@@ -22,7 +22,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-from alphago_jax.evaluation.stats import Z95, wilson_interval
+from alphago_jax.core.stats import Z95, wilson_interval
 
 
 def elo_from_score(score: float) -> float:

@@ -58,10 +58,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.checks import check_int
-from alphago_jax.evaluation.arena import tally
-from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
-from alphago_jax.gtp.gnugo_player import RESIGN, GnuGoPlayer
+from alphago_jax.core.checks import check_int
+from alphago_jax.play.arena import tally
+from alphago_jax.engines.gtp_client import GTPClient, GTPConnectionError, GTPError
+from alphago_jax.engines.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
 from alphago_jax.search.agents import random_agent

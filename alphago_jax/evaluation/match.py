@@ -9,7 +9,7 @@ import chex
 import jax
 
 from alphago_jax.evaluation import elo
-from alphago_jax.evaluation.arena import (OUTCOMES, Record, Tally, play,
+from alphago_jax.play.arena import (OUTCOMES, Record, Tally, play,
                                           record)
 from alphago_jax.games import base as game_base
 from alphago_jax.search.base import Agent

@@ -36,7 +36,7 @@ from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import positions as positions_lib
 from alphago_jax.games import sgf as sgf_lib
 from alphago_jax.games.go import Go
-from alphago_jax.gtp.gnugo_player import GnuGoPlayer
+from alphago_jax.engines.gnugo_player import GnuGoPlayer
 
 GNUGO_NAME = "GNU Go"
 # Lost atari runs at least this long count as ladders run out that failed.

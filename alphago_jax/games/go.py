@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import chex
 import jax
@@ -49,8 +49,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base
+from alphago_jax.games import vertex as vertex_codec
 
 BLACK, WHITE = 0, 1
 
@@ -402,14 +403,11 @@ class Go(base.Game):
 
   def action_to_vertex(self, action: int) -> str:
     """GTP vertex of an action: `0 -> "A9"` on 9×9, `N² -> "pass"`."""
-    # Imported here: the gtp package imports this module.
-    from alphago_jax.gtp import vertex
-    return vertex.action_to_vertex(action, self.size)
+    return vertex_codec.action_to_vertex(action, self.size)
 
   def vertex_to_action(self, vertex: str) -> int:
     """Action of a GTP vertex (`"D4"`, `"d4"`, `"pass"`)."""
-    from alphago_jax.gtp import vertex as codec
-    return codec.vertex_to_action(vertex, self.size)
+    return vertex_codec.vertex_to_action(vertex, self.size)
 
   def to_ascii(self, state: GoState) -> str:
     """Rows top to bottom: `X` Black, `O` White, `.` empty."""
@@ -481,3 +479,20 @@ class Go(base.Game):
     except KeyError as e:
       raise ValueError(f"go: unknown board character {e.args[0]!r}") from None
     return self.from_board(stones, to_play=to_play)
+
+
+def compiled_rules(game: Go) -> Tuple[Callable, Callable, Callable]:
+  """`(step, init, board_score)` of `game`, jitted and shared in the
+  process, for host loops that step one game at a time (the GTP engine, the
+  referee): `step(state, action)`, `init()`, and `board_score(state)`, the
+  Tromp-Taylor black - white *without* komi. Compiled without komi (the
+  board and legality do not depend on it), so a new komi costs no compile;
+  a terminal state's own `score` and `rewards` are komi-free too, so read
+  the score as `board_score(state) - game.komi`."""
+  return _compiled_komi_free(dataclasses.replace(game, komi=0.0))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_komi_free(game: Go):
+  return (jax.jit(game.step), lambda: game.init(jax.random.key(0)),
+          jax.jit(game.area_score))

@@ -81,7 +81,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import go as go_lib
 
 # Name -> number of planes, in the paper's order.

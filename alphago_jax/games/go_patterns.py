@@ -67,7 +67,7 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import go as go_lib
 from alphago_jax.games.go_playout import GoPlayout, _mix32
 

@@ -77,7 +77,7 @@ import numpy as np
 from flax import struct
 
 from alphago_jax.games import go as go_lib
-from alphago_jax.types import RolloutPolicy
+from alphago_jax.core.types import RolloutPolicy
 
 BLACK, WHITE = go_lib.BLACK, go_lib.WHITE
 _INDEX_BITS = 9            # point index in the low bits of a sample key
@@ -377,20 +377,9 @@ def _heuristic(playout: GoPlayout, state: PlayoutState) -> chex.Array:
       jnp.float32)
 
 
-def _committed_pattern(name: str) -> RolloutPolicy:
-  def policy(playout: GoPlayout, state: PlayoutState) -> chex.Array:
-    # Imported here: the weights are read on first use, not on import, and
-    # the pattern modules import this one.
-    from alphago_jax.models import rollout_policy  # pylint: disable=import-outside-toplevel
-    return rollout_policy.committed_policy(name)(playout, state)
-  return policy
-
-
 POLICIES: Dict[str, RolloutPolicy] = {
     "random": _uniform,
     "heuristic": _heuristic,
-    "pattern": _committed_pattern("pattern"),
-    "pattern-9x9": _committed_pattern("pattern-9x9"),
 }
 
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import math
 import os
 import queue
@@ -58,10 +57,10 @@ from typing import (Callable, Dict, Iterator, List, Optional, Protocol,
 import jax
 import numpy as np
 
-from alphago_jax.games.go import BLACK, WHITE, Go, GoState
+from alphago_jax.games.go import BLACK, WHITE, Go, GoState, compiled_rules
 from alphago_jax.games.sgf import result_string
-from alphago_jax.gtp import vertex as vertex_codec
-from alphago_jax.gtp.players import Decision
+from alphago_jax.games import vertex as vertex_codec
+from alphago_jax.zoo.players import Decision
 
 ENGINE_NAME = "alphago-jax"
 PROTOCOL_VERSION = "2"
@@ -100,22 +99,6 @@ class Player(Protocol):
 
   def analyses(self, game: Go, state: GoState, key) -> Iterator[Decision]:
     """Ever deeper analyses of `state` (finite)."""
-
-
-def compiled_rules(game: Go) -> Tuple[Callable, Callable, Callable]:
-  """`(step, init, board_score)` of `game`, jitted and shared in the
-  process: `step(state, action)`, `init()`, and `board_score(state)`, the
-  Tromp-Taylor black - white *without* komi. Compiled without komi (the
-  board and legality do not depend on it), so a new komi costs no compile;
-  a terminal state's own `score` and `rewards` are komi-free too, so read
-  the score as `board_score(state) - game.komi`."""
-  return _compiled_komi_free(dataclasses.replace(game, komi=0.0))
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled_komi_free(game: Go):
-  return (jax.jit(game.step), lambda: game.init(jax.random.key(0)),
-          jax.jit(game.area_score))
 
 
 class GTPFailure(Exception):
@@ -781,7 +764,7 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   anything else printed to stdout goes to stderr, so only GTP reaches the
   controller.
   """
-  from alphago_jax.gtp import presets
+  from alphago_jax.zoo import presets
 
   args = _parser().parse_args(argv)
   out = stdout or sys.stdout

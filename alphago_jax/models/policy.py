@@ -25,9 +25,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import go_features, symmetry
-from alphago_jax.types import MASKED_LOGIT
+from alphago_jax.core.types import MASKED_LOGIT
 
 TRUNKS = ("plain", "residual")
 

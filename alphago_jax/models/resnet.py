@@ -24,9 +24,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
-from alphago_jax.types import MASKED_LOGIT, EvaluateFn
+from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn
 
 
 

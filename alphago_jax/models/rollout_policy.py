@@ -17,7 +17,6 @@ The trained weights are committed in `checkpoints/rollout_policy/` (KGS,
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 from typing import Any, Dict, Optional, Tuple, Union
@@ -27,21 +26,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.games import go_patterns
 
 KIND = "pattern_rollout_policy"
 WEIGHTS_FILE = "weights.npz"
 CONFIG_FILE = "config.json"
-_CHECKPOINTS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), "checkpoints")
-DEFAULT_DIR = os.path.join(_CHECKPOINTS, "rollout_policy")
-# The committed weights by playout-policy name (`games.go_playout`):
-# trained on 19x19 KGS games, and on 9x9 GNU Go games. The features are
-# local, so either plays on any board size.
-COMMITTED = {"pattern": DEFAULT_DIR,
-             "pattern-9x9": os.path.join(_CHECKPOINTS, "rollout9")}
 
 
 class RolloutWeightsError(ValueError):
@@ -113,7 +103,7 @@ def save_weights(directory, weights: np.ndarray,
   write_atomic(path, json.dumps(meta, indent=1, sort_keys=True))
 
 
-def load_weights(directory=DEFAULT_DIR
+def load_weights(directory: str
                  ) -> Tuple[np.ndarray, go_patterns.PatternConfig,
                             Dict[str, Any]]:
   """(weights `[F]`, feature set, the whole config.json) of a folder.
@@ -152,19 +142,8 @@ def load_weights(directory=DEFAULT_DIR
   return weights, config, meta
 
 
-def load_policy(directory=DEFAULT_DIR, *, temperature=1.0
+def load_policy(directory: str, *, temperature=1.0
                 ) -> PatternRolloutPolicy:
-  """The p_π of a weights folder (default: the committed one)."""
+  """The p_π of a weights folder."""
   weights, config, _ = load_weights(directory)
   return PatternRolloutPolicy(weights, config, temperature)
-
-
-@functools.lru_cache(maxsize=None)
-def committed_policy(name: str = "pattern") -> PatternRolloutPolicy:
-  """A committed p_π (`COMMITTED[name]`) at temperature 1, loaded once."""
-  return load_policy(COMMITTED[name])
-
-
-def default_policy() -> PatternRolloutPolicy:
-  """The committed 19x19 KGS p_π at temperature 1, loaded once."""
-  return committed_policy("pattern")

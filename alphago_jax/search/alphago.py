@@ -79,7 +79,7 @@ import numpy as np
 from flax import struct
 from mctx._src import search as mctx_search
 
-from alphago_jax.checks import check_bool, check_int
+from alphago_jax.core.checks import check_bool, check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.games import symmetry
 from alphago_jax.search import base
@@ -88,7 +88,7 @@ from alphago_jax.search.rollout import hash_prng_key, rollout_fn
 from alphago_jax.search import tree_reuse
 from alphago_jax.search import tree_search
 from alphago_jax.search.uct import make_transition
-from alphago_jax.types import MASKED_LOGIT, EvaluateFn, PolicyFn, ValueFn
+from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn, PolicyFn, ValueFn
 
 
 @struct.dataclass

@@ -33,9 +33,9 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from alphago_jax.checks import check_bool, check_int
+from alphago_jax.core.checks import check_bool, check_int
 from alphago_jax.games import base as game_base
-from alphago_jax.types import MASKED_LOGIT, EvaluateFn
+from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib
 from alphago_jax.search.uct import make_transition

@@ -9,11 +9,11 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
 
-from alphago_jax.types import Agent  # noqa: F401  (re-exported)
-from alphago_jax.types import CarryingAgentFn
+from alphago_jax.core.types import Agent  # noqa: F401  (re-exported)
+from alphago_jax.core.types import CarryingAgentFn
 
 
 @dataclasses.dataclass(frozen=True)

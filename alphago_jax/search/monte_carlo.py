@@ -9,7 +9,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search.rollout import hash_prng_key, rollout_fn

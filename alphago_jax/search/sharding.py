@@ -5,7 +5,7 @@ communication: each device searches its own games with its own key. On a
 CPU this is how a search uses several cores: XLA runs one device per thread,
 and gathers, scatters and small loops (most of a batched tree search) run
 on one thread otherwise. Give the process several CPU devices before JAX
-starts (`alphago_jax.cpu_devices.use_cpu_devices(2)`, or
+starts (`alphago_jax.core.cpu_devices.use_cpu_devices(2)`, or
 `XLA_FLAGS=--xla_force_host_platform_device_count=2`); on accelerators, the
 devices are the chips.
 """

@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.checks import check_int
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.checks import check_int
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
-from alphago_jax.types import Agent
+from alphago_jax.core.types import Agent
 
 Params = Any  # a flax.struct parameter pytree
 

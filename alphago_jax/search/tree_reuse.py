@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 
 Tree = mctx.Tree
 

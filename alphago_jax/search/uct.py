@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.search import base
 from alphago_jax.search import params as params_lib

@@ -3,9 +3,6 @@ compiled iteration, checkpoints and metrics) and supervised learning of
 AlphaGo's policy network from game records (`supervised`)."""
 
 from alphago_jax.training import host_loop, presets
-from alphago_jax.training.alphago_networks import (AlphaGoNetworks,
-                                                   alphago_networks,
-                                                   load_alphago_networks)
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
                                              latest_step, read_metadata,
                                              restore_checkpoint,
@@ -33,7 +30,6 @@ from alphago_jax.training.supervised import (SupervisedConfig,
                                              train_supervised)
 
 __all__ = [
-    "AlphaGoNetworks", "alphago_networks", "load_alphago_networks",
     "CheckpointMismatchError", "DATA_AXIS", "RolloutTrainConfig",
     "evaluate_rollout_policy", "train_rollout_policy", "MetricsWriter", "ReplayBuffer",
     "Sample", "SelfPlayStats", "SupervisedConfig", "TrainConfig",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Tuple
 
-from alphago_jax.checks import check_bool, check_int, check_positive
+from alphago_jax.core.checks import check_bool, check_int, check_positive
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig

@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.evaluation.arena import play
+from alphago_jax.play.arena import play
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import make_evaluate_fn, make_network
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,

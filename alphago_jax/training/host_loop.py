@@ -32,7 +32,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.checks import check_int, check_positive
+from alphago_jax.core.checks import check_int, check_positive
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.metrics import (MetricsWriter,
                                           make_tensorboard_writer,

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
                                        make_network)

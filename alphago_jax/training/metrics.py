@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 
 
 def _plain(value: Any) -> Any:

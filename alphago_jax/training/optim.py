@@ -12,7 +12,7 @@ import dataclasses
 
 import optax
 
-from alphago_jax.checks import check as _check, check_int, is_real as _is_real
+from alphago_jax.core.checks import check as _check, check_int, is_real as _is_real
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant", "wsd")

@@ -33,15 +33,15 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        symmetric_log_policy)
 from alphago_jax.training.mesh import DATA_AXIS, replicate
-from alphago_jax.types import MASKED_LOGIT
+from alphago_jax.core.types import MASKED_LOGIT
 
 Temperature = Union[float, chex.Array]
 

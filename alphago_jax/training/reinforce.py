@@ -46,7 +46,7 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.checks import (check as _check, check_int,
+from alphago_jax.core.checks import (check as _check, check_int,
                                  is_int as _is_int, is_real as _is_real)
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)

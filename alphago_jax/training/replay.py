@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 
 
 @struct.dataclass

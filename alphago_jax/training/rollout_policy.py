@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
@@ -36,7 +36,7 @@ from alphago_jax.games import go_patterns
 from alphago_jax.models import rollout_policy as model_lib
 from alphago_jax.training import host_loop
 from alphago_jax.training.state import TrainState
-from alphago_jax.types import MASKED_LOGIT
+from alphago_jax.core.types import MASKED_LOGIT
 
 _FIELDS = ("stones", "recent", "ko", "to_play", "action")
 

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from alphago_jax.games import base as game_base
-from alphago_jax.types import EvaluateFn
+from alphago_jax.core.types import EvaluateFn
 from alphago_jax.search import params as params_lib
 from alphago_jax.search.alphazero import (AlphaZeroParams,
                                           AlphaZeroSearchConfig,

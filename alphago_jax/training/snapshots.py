@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import jax
 from flax import serialization
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.training.checkpoint import CheckpointMismatchError
 from alphago_jax.training.loop import variables_of
 from alphago_jax.training.state import TrainState

@@ -31,7 +31,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh
 
-from alphago_jax.checks import check as _check
+from alphago_jax.core.checks import check as _check
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions

@@ -66,8 +66,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.atomic_files import temporary_writer, write_atomic
-from alphago_jax.checks import (check, check_int, check_positive, is_int,
+from alphago_jax.core.atomic_files import temporary_writer, write_atomic
+from alphago_jax.core.checks import (check, check_int, check_positive, is_int,
                                 is_real)
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError

@@ -22,8 +22,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from alphago_jax.checks import check_int
-from alphago_jax.gtp.vertex import COLUMNS as _COLUMNS
+from alphago_jax.core.checks import check_int
+from alphago_jax.games.vertex import COLUMNS as _COLUMNS
 from alphago_jax.viz.figure_file import save_figure
 
 CELL = 32  # pixels between lines

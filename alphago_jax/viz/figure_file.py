@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 
 
 def save_figure(fig, path: str, *, dpi: int) -> None:

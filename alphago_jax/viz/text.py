@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.viz.board import go_columns
 
 

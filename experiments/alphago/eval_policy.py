@@ -35,10 +35,10 @@ import sys
 
 import jax
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import go_features
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl

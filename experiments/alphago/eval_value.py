@@ -30,10 +30,10 @@ import sys
 import jax
 import numpy as np
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
-from alphago_jax.evaluation.stats import clustered_mean_interval
+from alphago_jax.core.stats import clustered_mean_interval
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn

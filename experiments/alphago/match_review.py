@@ -44,7 +44,7 @@ def main(argv=None) -> int:
   if args.workers < 1:
     p.error("--workers must be >= 1")
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.atomic_files import write_atomic
+  from alphago_jax.core.atomic_files import write_atomic
   from alphago_jax.evaluation import match_review
   from alphago_jax.games.sgf import SGFError, parse_sgf, result_string
   records = []

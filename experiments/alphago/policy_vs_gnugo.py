@@ -32,7 +32,7 @@ import time
 
 import jax
 
-from alphago_jax import cpu_devices
+from alphago_jax.core import cpu_devices
 
 
 def make_agent(logits, game, temperature: float):
@@ -58,7 +58,7 @@ def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
   with no result, into `unplayed/` with the moves up to the failure and
   GNU Go's seed in its name, so the failure can be replayed."""
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.atomic_files import write_atomic
+  from alphago_jax.core.atomic_files import write_atomic
   from alphago_jax.games import sgf
   os.makedirs(folder, exist_ok=True)
   for i, moves in enumerate(outcomes.moves):
@@ -132,9 +132,9 @@ def main(argv=None):
     pass  # Called from a process whose JAX has started: its devices.
   # pylint: disable=import-outside-toplevel
   from alphago_jax.evaluation.gnugo_match import gnugo_match
-  from alphago_jax.evaluation.stats import wilson_interval
+  from alphago_jax.core.stats import wilson_interval
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp.presets import (load_policy_network,
+  from alphago_jax.zoo.presets import (load_policy_network,
                                        rollout_move_logits, value_move_scores)
   from alphago_jax.models.rollout_policy import RolloutWeightsError
   from alphago_jax.training import checkpoint as ckpt

@@ -25,8 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.evaluation.stats import wilson_interval
-from alphago_jax.gtp.presets import checkpoints_root, load_alphazero_network
+from alphago_jax.core.stats import wilson_interval
+from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
 from alphago_jax.search import alphago
 from alphago_jax.search.rollout import random_legal_action
 

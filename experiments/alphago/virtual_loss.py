@@ -32,7 +32,7 @@ import numpy as np
 
 from alphago_jax.evaluation import ablation
 from alphago_jax.evaluation.gnugo_match import agent_match
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.search import alphago
 
 

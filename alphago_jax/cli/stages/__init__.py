@@ -22,10 +22,10 @@ from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
-from alphago_jax.atomic_files import write_atomic
-from alphago_jax import checks
-from alphago_jax.checks import check_int  # noqa: F401  (stages.check_int)
-from alphago_jax.cli import rundir
+from alphago_jax.core.atomic_files import write_atomic
+from alphago_jax.core import checks
+from alphago_jax.core.checks import check_int  # noqa: F401  (stages.check_int)
+from alphago_jax.core import rundir
 
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
 MODULES = {
@@ -123,7 +123,7 @@ def start_cpu_devices(count: int) -> Optional[int]:
   """Gives the process `count` XLA CPU devices before JAX starts; an error
   status for a bad count, else None (a process whose JAX has started keeps
   its devices: a stage called from a test or a chain)."""
-  from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
   try:
     cpu_devices.use_cpu_devices(count)
   except ValueError as e:

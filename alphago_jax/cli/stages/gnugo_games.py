@@ -90,11 +90,12 @@ class Command:
 def run(command: Command) -> int:
   """Plays (or continues) the games of `command`; the exit status."""
   from alphago_jax.data import gnugo_games  # pylint: disable=import-outside-toplevel
+  from alphago_jax import engines  # pylint: disable=import-outside-toplevel
   options, output = command.options.resolved(), command.output
   if command.summary:
     print(json.dumps(gnugo_games.folder_summary(output), indent=1))
     return 0
-  if gnugo_games.find_gnugo() is None:
+  if engines.find_gnugo() is None:
     print("error: GNU Go not found (install it, e.g. `apt-get install "
           "gnugo`, or set $GNUGO)", file=sys.stderr)
     return 1

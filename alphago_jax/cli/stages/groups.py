@@ -99,7 +99,7 @@ class Schedule(Group):
   def schedule_defaults(self, quick: bool) -> Dict[str, int]:
     """The defaults the docstring names that depend on --quick or the
     machine, filled in (for `resolved`)."""
-    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+    from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
     return {
         "log_every": self.log_every or (5 if quick else 200),
         "eval_every": self.eval_every or (20 if quick else 2000),

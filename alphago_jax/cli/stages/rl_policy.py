@@ -119,7 +119,7 @@ class Options:
     """Every default filled in from the library's (what command.json
     records); p_σ's path stays as given (None: the repository's)."""
     # pylint: disable=import-outside-toplevel
-    from alphago_jax import cpu_devices
+    from alphago_jax.core import cpu_devices
     from alphago_jax.models.policy import PolicyNetConfig
     config = build_config(self, PolicyNetConfig())
     devices = self.cpu_devices or (

@@ -87,7 +87,7 @@ class Options:
   def resolved(self) -> "Options":
     """The defaults that depend on --quick filled in (what command.json
     records); U_max stays None (the board's default, in config.json)."""
-    from alphago_jax import cpu_devices  # pylint: disable=import-outside-toplevel
+    from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
     return dataclasses.replace(
         self, games=self.games or (64 if self.quick else 10_000),
         chunk_games=self.chunk_games or (32 if self.quick else 256),

@@ -19,7 +19,7 @@ from typing import Optional
 
 import jax
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 
 _FLAG = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
 

@@ -13,22 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 from typing import Callable, Dict, List, Optional, Sequence
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 
-CHECKPOINTS_ENV = "ALPHAGO_JAX_CHECKPOINTS"
-
-
-def checkpoints_root() -> str:
-  """`$ALPHAGO_JAX_CHECKPOINTS`, else the repository's `checkpoints/`."""
-  env = os.environ.get(CHECKPOINTS_ENV)
-  if env:
-    return env
-  return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__)))), "checkpoints")
+from alphago_jax.zoo.checkpoints import checkpoints_root
+from alphago_jax.zoo.loaders import (load_alphazero_network,  # noqa: F401
+                                     load_policy_network)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -123,48 +115,11 @@ def load_player(name: str = "az-9x9", *, checkpoint: Optional[str] = None,
                      resign_threshold=resign_threshold)
 
 
-# -- Loaders (heavy imports inside: listing presets stays cheap) --------------
-
-def load_alphazero_network(directory: str):
-  """`(game, evaluate, variables, iteration)` of an AlphaZero run directory
-  (its `config.json` and the latest of `snapshots/`)."""
-  from alphago_jax.games.go import Go
-  from alphago_jax.models.resnet import (ResNetConfig, make_evaluate_fn,
-                                         make_network)
-  from alphago_jax.training import snapshots
-  from alphago_jax.training.checkpoint import CheckpointMismatchError
-
-  config_path = os.path.join(directory, "config.json")
-  if not os.path.isfile(config_path):
-    raise FileNotFoundError(f"gtp: {directory} is not an AlphaZero run "
-                            f"directory (no config.json)")
-  with open(config_path) as f:
-    architecture = json.load(f)
-  shape = architecture.get("observation_shape")
-  if architecture.get("game") != "go" or not isinstance(
-      shape, list) or len(shape) != 3 or shape[0] != shape[1]:
-    raise CheckpointMismatchError(
-        f"gtp: {config_path} is not a Go network (game "
-        f"{architecture.get('game')!r}, observations {shape})")
-  try:
-    model = ResNetConfig(**architecture["model"])
-  except (KeyError, TypeError, ValueError) as e:
-    raise CheckpointMismatchError(f"gtp: {config_path}: not an AlphaZero "
-                                  f"ResNet ({e})") from None
-  game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
-  found = snapshots.list_snapshots(os.path.join(directory, "snapshots"))
-  if not found:
-    raise FileNotFoundError(f"gtp: no network snapshot in "
-                            f"{os.path.join(directory, 'snapshots')}")
-  iteration, path = found[-1]
-  variables, _ = snapshots.load(path, architecture=architecture)
-  evaluate = make_evaluate_fn(make_network(game, model))
-  return game, evaluate, variables, iteration
-
+# -- Loaders -----------------------------------------------------------------
 
 def _alphazero(default_simulations: int, *, search: bool):
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.gtp.players import PolicyPlayer, SearchPlayer
+    from alphago_jax.zoo.players import PolicyPlayer, SearchPlayer
     from alphago_jax.search.alphazero import evaluate_states
     from alphago_jax.training import presets as train_presets
 
@@ -186,7 +141,7 @@ def _alphazero(default_simulations: int, *, search: bool):
 
 def _alphago_search(default_simulations: int, *, c_puct: float):
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.gtp.players import AlphaGoPlayer
+    from alphago_jax.zoo.players import AlphaGoPlayer
     from alphago_jax.search.alphago import (AlphaGoSearchConfig,
                                             split_evaluate)
 
@@ -210,9 +165,9 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
   directory (p_σ or p_ρ) as the prior, v_θ from `value` (under
   `checkpoints_root()`, or a path) as v, rollouts as `rollout_policy`."""
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.gtp.players import AlphaGoPlayer
+    from alphago_jax.zoo.players import AlphaGoPlayer
     from alphago_jax.search.alphago import AlphaGoSearchConfig
-    from alphago_jax.training.alphago_networks import load_alphago_networks
+    from alphago_jax.zoo.alphago_networks import load_alphago_networks
 
     value_dir = value if os.path.isdir(value) else os.path.join(
         checkpoints_root(), value)
@@ -232,28 +187,6 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
   return load
 
 
-def load_policy_network(directory: str):
-  """`(PolicyNetConfig, variables, step)` of a p_σ (`training.supervised`)
-  or p_ρ (`training.reinforce`) run directory or its `checkpoints/`.
-
-  Raises:
-    FileNotFoundError: no checkpoint there.
-    CheckpointMismatchError: a checkpoint of neither kind.
-  """
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import reinforce, supervised
-  ckpt_dir = ckpt.steps_directory(directory)
-  try:
-    return supervised.load_policy(ckpt_dir)
-  except ckpt.CheckpointMismatchError as sl_error:
-    try:
-      return reinforce.load_rl_policy(ckpt_dir)
-    except ckpt.CheckpointMismatchError as rl_error:
-      raise ckpt.CheckpointMismatchError(
-          f"gtp: {directory} holds neither a supervised nor an RL policy "
-          f"network ({sl_error}; {rl_error})") from None
-
-
 def _policy_network(directory, *, simulations=None, resign_threshold=None,
                     ensemble: bool = False):
   """A p_σ or p_ρ network, greedy by the policy games' move rule
@@ -262,9 +195,9 @@ def _policy_network(directory, *, simulations=None, resign_threshold=None,
   `ensemble`, its mean policy over the 8 board symmetries."""
   del simulations, resign_threshold  # No search, no value.
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp.players import PolicyPlayer
+  from alphago_jax.zoo.players import PolicyPlayer
   from alphago_jax.training import policy_games
-  from alphago_jax.types import MASKED_LOGIT
+  from alphago_jax.core.types import MASKED_LOGIT
   import jax.numpy as jnp
   model, variables, step = load_policy_network(directory)
   game = Go(size=model.board_size)
@@ -292,7 +225,7 @@ def value_move_scores(directory: str):
   import jax.numpy as jnp
   from alphago_jax.models.value import ValueNet, make_value_fn
   from alphago_jax.training import checkpoint, policy_games, value_net
-  from alphago_jax.types import MASKED_LOGIT
+  from alphago_jax.core.types import MASKED_LOGIT
   ckpt_dir = checkpoint.steps_directory(directory)
   model, variables, step = value_net.load_value(ckpt_dir)
   value_fn = make_value_fn(ValueNet(model))
@@ -318,7 +251,7 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
   successor is scored. Its analysis shows that value of every candidate."""
   del simulations, resign_threshold
   from alphago_jax.games.go import Go
-  from alphago_jax.gtp.players import PolicyPlayer
+  from alphago_jax.zoo.players import PolicyPlayer
   model, step, scores = value_move_scores(directory)
   name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
   return PolicyPlayer(name=name, game=Go(size=model.board_size),
@@ -354,7 +287,7 @@ def rollout_move_logits(directory: str):
   from alphago_jax.games import go_patterns
   from alphago_jax.models import rollout_policy
   from alphago_jax.training import policy_games
-  from alphago_jax.types import MASKED_LOGIT
+  from alphago_jax.core.types import MASKED_LOGIT
   weights, features, meta = rollout_policy.load_weights(directory)
   weights = jnp.asarray(weights)
 
@@ -379,7 +312,7 @@ def _rollout_policy(board_size: int):
   def load(directory, *, simulations=None, resign_threshold=None):
     del simulations, resign_threshold  # No search, no value.
     from alphago_jax.games.go import Go
-    from alphago_jax.gtp.players import PolicyPlayer
+    from alphago_jax.zoo.players import PolicyPlayer
     meta, logits = rollout_move_logits(directory)
     name = (f"{os.path.basename(os.path.normpath(directory))}"
             f"@{meta.get('step', '?')}")

@@ -24,11 +24,10 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from alphago_jax.games.go import BLACK, WHITE, Go
+from alphago_jax.games.go import BLACK, WHITE, Go, compiled_rules
 from alphago_jax.games.sgf import GameRecord, result_string
-from alphago_jax.gtp.client import GTPClient, GTPConnectionError, GTPError
-from alphago_jax.gtp.engine import compiled_rules
-from alphago_jax.gtp.vertex import vertex_to_action
+from alphago_jax.engines.gtp_client import GTPClient, GTPConnectionError, GTPError
+from alphago_jax.games.vertex import vertex_to_action
 
 _NAMES = ("black", "white")
 

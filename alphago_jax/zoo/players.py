@@ -36,13 +36,13 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games.go import Go, GoState
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           evaluate_states, make_recurrent_fn,
                                           qtransform_raw)
 from alphago_jax.search.base import argmax_random_tiebreak
-from alphago_jax.types import MASKED_LOGIT, EvaluateFn
+from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn
 
 # Candidates a policy player lists in its analysis.
 POLICY_CANDIDATES = 10

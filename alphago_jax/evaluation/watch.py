@@ -28,10 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games.go import BLACK, Go, GoState
 from alphago_jax.games.sgf import result_score
-from alphago_jax.gtp.gnugo_player import RESIGN
+from alphago_jax.engines.gnugo_player import RESIGN
 from alphago_jax.search.alphazero import evaluate_states
 
 NETWORK = "network"

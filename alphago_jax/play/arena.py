@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from alphago_jax.checks import check_int
-from alphago_jax.evaluation.stats import wilson_interval
+from alphago_jax.core.checks import check_int
+from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
-from alphago_jax.search.base import Agent
+from alphago_jax.core.types import Agent
 
 
 @struct.dataclass

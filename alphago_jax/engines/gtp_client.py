@@ -27,7 +27,7 @@ from typing import Iterable, Optional, Sequence, Set, Union
 
 import numpy as np
 
-from alphago_jax.gtp.vertex import normalize_vertex
+from alphago_jax.games.vertex import normalize_vertex
 
 _COLOURS = {"b": "black", "black": "black", "w": "white", "white": "white",
             0: "black", 1: "white"}

@@ -14,9 +14,9 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from alphago_jax.checks import check_int
+from alphago_jax.core.checks import check_int
 from alphago_jax.games.sgf import result_score
-from alphago_jax.gtp.client import GTPClient, GTPError, colour_name
+from alphago_jax.engines.gtp_client import GTPClient, GTPError, colour_name
 
 GNUGO_FALLBACK = "/usr/games/gnugo"  # Debian/Ubuntu's `gnugo` package.
 RESIGN = -1  # What `GnuGoPlayer.genmove` returns when GNU Go resigns.

@@ -23,7 +23,8 @@ from alphago_jax.games.go_feature_game import (FeaturePlanesGo,
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        make_policy_fn)
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
-from alphago_jax.types import PolicyFn, ValueFn
+from alphago_jax.core.types import PolicyFn, ValueFn
+from alphago_jax.zoo.loaders import load_policy_network
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +100,6 @@ def load_alphago_networks(policy_dir: str, value_dir: Optional[str] = None,
     CheckpointMismatchError: a directory holds another kind of network.
   """
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.gtp.presets import load_policy_network
   from alphago_jax.training import checkpoint
   from alphago_jax.training import value_net
   policy_model, policy_variables, policy_step = load_policy_network(

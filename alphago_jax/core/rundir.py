@@ -25,7 +25,7 @@ import types
 import typing
 from typing import Any, Dict, Optional, Tuple
 
-from alphago_jax.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import write_atomic
 
 CONFIG_FILE = "config.json"
 FORMAT = 1

@@ -1,0 +1,62 @@
+"""The package's structure: its layers and its import-time behaviour.
+
+The layer contracts live in `pyproject.toml` (`[tool.importlinter]`);
+import-linter checks them on the real import graph, so a new upward import
+or a cycle between two modules of a package fails here.
+"""
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(args):
+  return subprocess.run(args, cwd=ROOT, capture_output=True, text=True,
+                        timeout=300)
+
+
+def test_import_linter_contracts_are_kept():
+  lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+  result = _run([lint, "--no-cache"])
+  assert result.returncode == 0, result.stdout + result.stderr
+  # Both contracts ran (an empty or unparsed config would keep nothing).
+  assert "Contracts: 2 kept, 0 broken." in result.stdout, result.stdout
+
+
+def test_import_linter_reports_an_upward_import(tmp_path):
+  """The contract is not vacuous: the same layers over a copy of the
+  package with one module importing a higher layer are reported broken."""
+  pkg = tmp_path / "alphago_jax"
+  subprocess.run(["cp", "-r", os.path.join(ROOT, "alphago_jax"), str(pkg)],
+                 check=True)
+  with open(pkg / "games" / "base.py", "a") as f:
+    f.write("\nfrom alphago_jax import training  # noqa\n")
+  with open(os.path.join(ROOT, "pyproject.toml")) as f:
+    config = f.read()
+  (tmp_path / "pyproject.toml").write_text(config)
+  lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+  result = subprocess.run([lint, "--no-cache"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+  assert result.returncode != 0
+  assert "alphago_jax.games is not allowed to import alphago_jax.training" \
+      in result.stdout, result.stdout
+
+
+def test_importing_the_package_loads_no_subpackage_and_no_jax():
+  code = ("import sys, alphago_jax; "
+          "print(sorted(m for m in sys.modules "
+          "if m.startswith(('alphago_jax.', 'jax', 'flax'))))")
+  result = _run([sys.executable, "-c", code])
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.strip() == "[]"
+
+
+def test_subpackages_load_on_first_use():
+  code = ("import alphago_jax; g = alphago_jax.games; "
+          "print(g.__name__, 'tictactoe' in g.available())")
+  result = _run([sys.executable, "-c", code])
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.split() == ["alphago_jax.games", "True"]
