@@ -28,6 +28,13 @@ import shlex
 import shutil
 from typing import Any, Optional, Tuple
 
+from alphago_jax import games, search, training
+from alphago_jax.cli.configs import STAGES, AlphaZeroRun
+from alphago_jax.core import rundir
+from alphago_jax.engines import gnugo_player
+from alphago_jax.models.resnet import make_evaluate_fn, make_network
+from alphago_jax.training import presets, snapshots
+
 GAMES = ("tictactoe", "go9")
 
 
@@ -36,7 +43,6 @@ class SpecError(ValueError):
 
 
 def make_game(name: str):
-  from alphago_jax import games  # pylint: disable=import-outside-toplevel
   if name == "tictactoe":
     return games.make("tictactoe")
   if name == "go9":
@@ -49,10 +55,6 @@ def run_train_config(run_dir: str, game_name: str):
   file of this game), else the game's preset (the committed checkpoints/go9
   predates run files); the checkpoint's architecture check catches a
   mismatch either way."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.core import rundir
-  from alphago_jax.cli.configs import STAGES, AlphaZeroRun
-  from alphago_jax.training import presets
   try:
     stage, run, _ = rundir.read_config(run_dir, STAGES)
   except rundir.RunConfigError:
@@ -68,10 +70,6 @@ def run_train_config(run_dir: str, game_name: str):
 def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
   """`(config, evaluate, variables, iteration)` of a run directory's
   newest network (snapshot, else checkpoint)."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax import training
-  from alphago_jax.models.resnet import make_evaluate_fn, make_network
-  from alphago_jax.training import snapshots
   if not os.path.isdir(run_dir):
     raise SpecError(f"{run_dir}: no such run directory")
   game = make_game(game_name)
@@ -132,7 +130,6 @@ def engine_spec(spec: str) -> Optional[EngineSpec]:
   """
   kind, sep, rest = spec.partition(":")
   if kind == "gnugo":
-    from alphago_jax.engines import gnugo_player  # pylint: disable=import-outside-toplevel
     if rest.isdigit() and 0 <= int(rest) <= 10:
       level = int(rest)
     elif not sep:
@@ -162,9 +159,6 @@ def engine_spec(spec: str) -> Optional[EngineSpec]:
 
 def make_agent(spec: str, game_name: str):
   """An `Agent` from its spec (see the module docstring)."""
-  # pylint: disable=import-outside-toplevel
-  import dataclasses
-  from alphago_jax import search
   game = make_game(game_name)
   kind, _, rest = spec.partition(":")
   if kind == "random" and not rest:

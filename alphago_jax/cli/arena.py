@@ -26,12 +26,17 @@ import sys
 import time
 from typing import List, Literal, Optional, Tuple
 
+import jax
 import tyro
 
+from alphago_jax import engines, evaluation
 from alphago_jax.cli.agents import (EngineSpec, SpecError, engine_spec,
                                     make_agent, make_game)
-from alphago_jax.evaluation import referee
-from alphago_jax import engines
+from alphago_jax.engines.gtp_client import GTPConnectionError, GTPError
+from alphago_jax.evaluation import MatchResult, referee
+from alphago_jax.evaluation.gnugo_match import DEFAULT_GNUGO_ARGS, GTPPlayer
+from alphago_jax.games.sgf import result_string
+from alphago_jax.play import Record
 
 EXAMPLES = """examples:
   alphago-jax arena uct:100 random --game tictactoe --games-per-colour 100
@@ -69,9 +74,6 @@ def main(argv: List[str]) -> int:
   args = tyro.cli(ArenaArgs, args=argv, prog="alphago-jax arena",
                   description=ArenaArgs.__doc__.splitlines()[0] + "\n\n"
                   + EXAMPLES)
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from alphago_jax import evaluation
   if args.games_per_colour < 1:
     print("error: --games-per-colour must be >= 1", file=sys.stderr)
     return 2
@@ -93,7 +95,6 @@ def main(argv: List[str]) -> int:
   start = time.perf_counter()
   games = None
   if any(engines):
-    from alphago_jax.engines.gtp_client import GTPConnectionError, GTPError
     try:
       games = engine_match(game, a, b, args)
     except (GTPConnectionError, GTPError) as e:
@@ -163,7 +164,6 @@ def _named(games: List[dict], args: ArenaArgs) -> List[dict]:
 def _gnugo_args(game) -> List[str]:
   """GNU Go's flags as `GnuGoPlayer` and `gnugo_match` set them: our rules
   (area scoring, positional superko) and dead stones captured."""
-  from alphago_jax.evaluation.gnugo_match import DEFAULT_GNUGO_ARGS  # pylint: disable=import-outside-toplevel
   rules = ["--chinese-rules"] + (["--positional-superko"]
                                  if game.superko else [])
   return rules + list(DEFAULT_GNUGO_ARGS)
@@ -174,11 +174,6 @@ def _agent_games(game, agent, engine: EngineSpec, args: ArenaArgs,
   """Our agent against an engine through `evaluation.gnugo_match`, which
   checks every move with our rules engine (and, for GNU Go, its final
   board against ours)."""
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from alphago_jax import evaluation
-  from alphago_jax.evaluation.gnugo_match import GTPPlayer
-  from alphago_jax.games.sgf import result_string
   make_player = None
   if engine.command is not None:
     make_player = lambda i: GTPPlayer(game, engine.command)
@@ -214,7 +209,6 @@ def _referee_games(game, a: EngineSpec, b: EngineSpec, args: ArenaArgs,
                    plies: Optional[int]) -> List[dict]:
   """Two engines through `gtp.referee_match`: A is Black in even games,
   every move judged by our rules engine."""
-  # pylint: disable=import-outside-toplevel
   count = [0]
 
   def start(engine: EngineSpec):
@@ -239,9 +233,6 @@ def _referee_games(game, a: EngineSpec, b: EngineSpec, args: ArenaArgs,
 def match_result(games: List[dict]):
   """A's `MatchResult` (`as_first`: A as Black) of `engine_match`'s games,
   unplayed games left out."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import MatchResult
-  from alphago_jax.play import Record
   tallies = {True: [0, 0, 0], False: [0, 0, 0]}
   for g in games:
     if g["reason"] == "unplayed":

@@ -25,10 +25,14 @@ import sys
 import time
 from typing import List, Tuple
 
+import jax
+import numpy as np
 import tyro
+
+from alphago_jax import engines, viz, zoo
+from alphago_jax.cli.reproduce import print_mcts_vs_random
 from alphago_jax.evaluation import watch
-from alphago_jax import zoo
-from alphago_jax import engines
+from alphago_jax.games.sgf import result_string
 
 EXAMPLES = """examples:
   alphago-jax demo
@@ -76,7 +80,6 @@ def _check(args: DemoArgs) -> None:
 
 def table(args: DemoArgs) -> bool:
   """Part 1; True when every row agrees with the seed's."""
-  from alphago_jax.cli.reproduce import print_mcts_vs_random  # pylint: disable=import-outside-toplevel
   print(f"== 1. The seed's table, at {args.games} games a row instead of "
         f"its {SEED_GAMES} ==\n")
   print("UCT with random rollouts plays X (first) against a uniformly "
@@ -105,12 +108,7 @@ def _side(colour: int) -> str:
 
 def go_game(args: DemoArgs) -> None:
   """Part 2: the opening of a 9x9 game, board by board."""
-  # pylint: disable=import-outside-toplevel
-  import jax
-  import numpy as np
 
-  from alphago_jax import viz
-  from alphago_jax.games.sgf import result_string
 
   print(f"== 2. The shipped 9x9 network plays {args.moves} moves ==\n",
         flush=True)

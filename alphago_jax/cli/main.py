@@ -10,6 +10,8 @@ import importlib
 import sys
 from typing import List, Optional
 
+from alphago_jax.core import rundir
+
 # name -> (module, one line of help)
 COMMANDS = {
     "demo": ("alphago_jax.cli.demo",
@@ -67,7 +69,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(usage())
     return 0 if argv else 2
   if argv[0] in ("-V", "--version"):
-    from alphago_jax.core import rundir  # pylint: disable=import-outside-toplevel
     print(f"alphago-jax {rundir.package_version()}")
     return 0
   name, rest = argv[0], argv[1:]

@@ -29,13 +29,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import runpy
 import sys
 import time
 from typing import List, Literal, Optional, Tuple
 
+import jax
 import tyro
-from alphago_jax.core import stats
-from alphago_jax import play
+
+from alphago_jax import games, play, search
+from alphago_jax.cli import reproduce_ablations as tables
+from alphago_jax.cli import sweep, train
+from alphago_jax.cli.configs import STAGES, alphazero_defaults
+from alphago_jax.core import rundir, stats
+from alphago_jax.core.rundir import RunConfigError
+from alphago_jax.core.stats import Z95
+from alphago_jax.viz.curves import latest_records
 
 # The seed's table: UCT X against random O, 200 games a row (w/d/l, %).
 PUBLISHED = {0: (58.5, 12.5, 29.0), 10: (87.5, 5.5, 7.0),
@@ -48,7 +57,6 @@ def consistent(n, rec, z=None):
   """Whether `rec` (X's record at `n` simulations) agrees with the published
   row: Newcombe's interval of our rate minus the published one (200 games)
   must contain 0 for each outcome (coverage set by z; default 95%)."""
-  from alphago_jax.core.stats import Z95  # pylint: disable=import-outside-toplevel
   z = Z95 if z is None else z
   for i, outcome in enumerate(OUTCOMES):
     k_pub = round(PUBLISHED[n][i] * PUBLISHED_GAMES / 100)
@@ -64,9 +72,6 @@ def mcts_vs_random(num_games, seed=0, simulations=(0, 10, 100, 1000)):
 
   Budget 0 is a random X. Each row's key is split off one seed's chain.
   """
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from alphago_jax import games, search
   game = games.make("tictactoe")
   key = jax.random.key(seed)
   for n in simulations:
@@ -110,11 +115,6 @@ def tictactoe_perfect(output: str, *, seed: int = 0,
                       max_iterations: int = 400,
                       eval_games: int = 1000) -> int:
   """Trains the README's tic-tac-toe run until perfect; prints its table."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import train
-  from alphago_jax.core import rundir
-  from alphago_jax.cli.configs import STAGES, alphazero_defaults
-  from alphago_jax.viz.curves import latest_records
   config_path = os.path.join(output, rundir.CONFIG_FILE)
   if os.path.exists(config_path):
     _, run, _ = rundir.read_config(output, STAGES)
@@ -146,7 +146,6 @@ def tictactoe_perfect(output: str, *, seed: int = 0,
 
 def go9_curve(argv: List[str]) -> int:
   """Runs the source checkout's `experiments/go9_learning_curve.py`."""
-  import runpy  # pylint: disable=import-outside-toplevel
   root = os.path.dirname(os.path.dirname(os.path.dirname(
       os.path.abspath(__file__))))
   script = os.path.join(root, "experiments", "go9_learning_curve.py")
@@ -207,9 +206,6 @@ class ReproduceArgs:
 def ablation_table(args: ReproduceArgs, sweep_flags: List[str]) -> int:
   """`reproduce lambda` / `c-puct`: the table of a sweep's run directory,
   after replaying the committed run's games with --rerun."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.cli import reproduce_ablations as tables
-  from alphago_jax.cli import sweep
   committed = tables.default_run(args.name)
   output = args.output or os.path.join(
       "runs", os.path.basename(tables.TABLES[args.name][2]))
@@ -264,7 +260,6 @@ def main(argv: List[str]) -> int:
     print("error: --max-iterations and --eval-games must be >= 1",
           file=sys.stderr)
     return 2
-  from alphago_jax.core.rundir import RunConfigError  # pylint: disable=import-outside-toplevel
   try:
     return tictactoe_perfect(args.output or "runs/ttt-perfect",
                              seed=args.seed,

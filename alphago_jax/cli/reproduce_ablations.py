@@ -17,8 +17,12 @@ import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
+from alphago_jax.cli import sweep
+from alphago_jax.core.stats import wilson_interval
+from alphago_jax.evaluation import ablation
+from alphago_jax.evaluation import ablation_report as report
 from alphago_jax.evaluation.ablation_report import (SYMBOLS, display_name,
-                                                   gnugo_name)
+                                                    gnugo_name)
 
 # Silver et al. 2016, Extended Data Table 7 (the single-machine variants
 # that Figure 4b plots): Elo of AlphaGo with the leaf value mixed by λ,
@@ -80,9 +84,6 @@ def load(name: str, run_dir: str) -> Ablation:
   Raises:
     ValueError: a missing, damaged or foreign file, named.
   """
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import ablation
-  from alphago_jax.evaluation import ablation_report as report
   stage, field, _ = TABLES[name]
   config_path = os.path.join(run_dir, "config.json")
   found, config = ablation.read_config(run_dir)
@@ -115,7 +116,6 @@ def load(name: str, run_dir: str) -> Ablation:
 
 
 def _percent(wins: int, games: int) -> str:
-  from alphago_jax.core.stats import wilson_interval  # pylint: disable=import-outside-toplevel
   lo, hi = wilson_interval(wins, games)
   return f"{100 * wins / games:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
 
@@ -257,7 +257,6 @@ def c_puct_table(ab: Ablation) -> str:
 def rerun_command(ab: Ablation, output: str) -> List[str]:
   """`alphago-jax sweep` arguments that replay `ab`'s games into
   `output` (the same config; the same command resumes it)."""
-  from alphago_jax.cli import sweep  # pylint: disable=import-outside-toplevel
   return sweep.command_for(ab.stage, ab.config) + ["--output", output]
 
 

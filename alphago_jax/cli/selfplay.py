@@ -20,11 +20,16 @@ import sys
 import time
 from typing import List, Literal
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import tqdm
 import tyro
 
-from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.cli.agents import SpecError, make_agent, make_game
+from alphago_jax.core.atomic_files import write_atomic
+from alphago_jax.games import base as game_base
+from alphago_jax.games import sgf
 
 EXAMPLES = """examples:
   alphago-jax selfplay --agent net:checkpoints/go9 --game go9 --games 8 --output games/go9
@@ -54,11 +59,7 @@ class SelfPlayArgs:
 
 def play(game, agent, key, num_games: int, *, progress: bool = False):
   """`(actions [B, T] with -1 after the end, final states)`."""
-  # pylint: disable=import-outside-toplevel
-  import jax
-  import jax.numpy as jnp
 
-  from alphago_jax.games import base as game_base
 
   @jax.jit
   def move(states, key):
@@ -73,7 +74,6 @@ def play(game, agent, key, num_games: int, *, progress: bool = False):
   history = []
   bar = None
   if progress:
-    import tqdm
     bar = tqdm.tqdm(unit="move", desc="self-play", dynamic_ncols=True)
   start = time.perf_counter()
   while not bool(jnp.all(states.terminated)):
@@ -94,8 +94,6 @@ def main(argv: List[str]) -> int:
   args = tyro.cli(SelfPlayArgs, args=argv, prog="alphago-jax selfplay",
                   description=SelfPlayArgs.__doc__.splitlines()[0] + "\n\n"
                   + EXAMPLES)
-  # pylint: disable=import-outside-toplevel
-  import jax
   if args.games < 1:
     print("error: --games must be >= 1", file=sys.stderr)
     return 2
@@ -119,7 +117,6 @@ def main(argv: List[str]) -> int:
     entry = {"game": i, "agent": args.agent, "seed": args.seed,
              "length": len(moves), "winner": winner}
     if args.game == "go9":
-      from alphago_jax.games import sgf
       score = float(final.score[i])
       entry["moves"] = [game.action_to_vertex(a) for a in moves]
       entry["score"] = score

@@ -17,16 +17,21 @@ packages; `.png` needs matplotlib.
 from __future__ import annotations
 
 import dataclasses
+import dataclasses as dc
 import functools
 import os
 import sys
 from typing import List, Literal, Optional, Tuple
 
+import jax
 import numpy as np
 import tyro
 
+from alphago_jax import games, viz
+from alphago_jax.cli.agents import SpecError, load_network
 from alphago_jax.core.atomic_files import write_atomic
-from alphago_jax.cli.agents import SpecError
+from alphago_jax.games import sgf
+from alphago_jax.search.alphazero import alphazero_search, evaluate_states
 
 EXAMPLES = """examples:
   alphago-jax show --moves D4 E5 C3 --output pos.svg
@@ -72,16 +77,11 @@ class ShowArgs:
 
 @functools.lru_cache(maxsize=4)
 def _jit_step(game):
-  import jax  # pylint: disable=import-outside-toplevel
   return jax.jit(game.step)
 
 
 def position(args: ShowArgs):
   """`(game, actions, state)`: the position to draw."""
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from alphago_jax import games
-  from alphago_jax.games import sgf
   if args.sgf is not None:
     if args.moves:
       raise SpecError("give --sgf or --moves, not both")
@@ -119,12 +119,6 @@ def position(args: ShowArgs):
 
 def picture(args: ShowArgs):
   """The `viz.BoardPicture` of `args` (computes the network overlay)."""
-  # pylint: disable=import-outside-toplevel
-  import dataclasses as dc
-  import jax
-  from alphago_jax import viz
-  from alphago_jax.cli.agents import load_network
-  from alphago_jax.search.alphazero import alphazero_search, evaluate_states
   game, actions, state = position(args)
   n = game.size
   stones = np.asarray(game.stones(state)).astype(int)
@@ -181,7 +175,6 @@ def picture(args: ShowArgs):
 
 
 def write(pic, output: str) -> None:
-  from alphago_jax import viz  # pylint: disable=import-outside-toplevel
   if output.lower().endswith(".svg"):
     write_atomic(output, viz.board_svg(pic))
   else:
@@ -201,7 +194,6 @@ def main(argv: List[str]) -> int:
     return 2
   try:
     if args.metrics:
-      from alphago_jax import viz  # pylint: disable=import-outside-toplevel
       runs = {os.path.basename(os.path.normpath(p)) or p: p
               for p in args.metrics}
       drawn = viz.plot_metrics(runs, args.output,

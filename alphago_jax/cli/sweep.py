@@ -31,6 +31,9 @@ from typing import List, Literal, Optional, Tuple
 
 import tyro
 
+from alphago_jax.engines import find_gnugo
+from alphago_jax.evaluation import ablation, ablation_report
+
 EXAMPLES = """examples:
   alphago-jax sweep lambda --output runs/lambda
   alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
@@ -128,8 +131,6 @@ def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
 
 def build_config(args: SweepArgs):
   """`(stage, AblationConfig)` from the command line."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import ablation
   overrides = {_RENAMED.get(f.name, f.name): getattr(args, f.name)
                for f in dataclasses.fields(args)
                if f.name not in _NOT_CONFIG
@@ -149,8 +150,6 @@ def command_for(stage: str, config) -> List[str]:
   """The `alphago-jax sweep` arguments (before --output) that build
   `config`: the preset and the fields that differ from its values, so
   that `build_config` of them gives `config` back."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import ablation
   if stage == "custom":  # The dataclass's defaults (no grid).
     base = {f.name: f.default for f in dataclasses.fields(config)}
   else:
@@ -178,9 +177,6 @@ def command_for(stage: str, config) -> List[str]:
 def main(argv: List[str]) -> int:
   args = tyro.cli(SweepArgs, args=argv, prog="alphago-jax sweep",
                   description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.evaluation import ablation, ablation_report
-  from alphago_jax.engines import find_gnugo
   try:
     if args.resume is not None:
       if args.preset is not None or args.output is not None:

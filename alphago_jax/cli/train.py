@@ -24,11 +24,18 @@ import sys
 import time
 from typing import Annotated, Any, Callable, Dict, List, Optional
 
+import jax
 import tyro
+from jax.experimental import multihost_utils
 
+from alphago_jax import games, training
 from alphago_jax.cli import stages
-from alphago_jax.core import rundir
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
+from alphago_jax.core import cpu_devices, rundir
+from alphago_jax.search.agents import random_agent
+from alphago_jax.training import snapshots
+from alphago_jax.training.augment import dihedral_augment
+from alphago_jax.training.replay import identity_augment
 
 Log = Callable[[str], None]
 
@@ -38,11 +45,9 @@ def _print(line: str) -> None:
 
 
 def _use_cpu_devices(count: int, log: Log) -> None:
-  from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
   try:
     cpu_devices.use_cpu_devices(count)
   except RuntimeError:
-    import jax  # pylint: disable=import-outside-toplevel
     if jax.local_device_count() != count:
       log(f"note: JAX already runs with {jax.local_device_count()} "
           f"device(s) in "
@@ -58,7 +63,6 @@ def _say_if_stopped_by_signal(history: List[Dict[str, Any]], output: str,
 
 
 def _check_fresh(output: str) -> None:
-  from alphago_jax import training  # pylint: disable=import-outside-toplevel
   if os.path.exists(os.path.join(output, rundir.CONFIG_FILE)) or (
       training.latest_step(os.path.join(output, "checkpoints")) is not None):
     raise rundir.RunConfigError(
@@ -81,15 +85,7 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   that long (not recorded in config.json: it is about this machine).
   """
   _use_cpu_devices(run.cpu_devices, log)
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from jax.experimental import multihost_utils
 
-  from alphago_jax import games, training
-  from alphago_jax.search.agents import random_agent
-  from alphago_jax.training import snapshots
-  from alphago_jax.training.augment import dihedral_augment
-  from alphago_jax.training.replay import identity_augment
 
   config = run.train
   writer = jax.process_index() == 0  # multi-host: OUTPUT is shared

@@ -23,6 +23,7 @@ import os
 import subprocess
 import types
 import typing
+from importlib import metadata
 from typing import Any, Dict, Optional, Tuple
 
 from alphago_jax.core.atomic_files import write_atomic
@@ -38,7 +39,6 @@ class RunConfigError(ValueError):
 
 
 def package_version() -> str:
-  from importlib import metadata  # pylint: disable=import-outside-toplevel
   try:
     return metadata.version("alphago-jax")
   except metadata.PackageNotFoundError:

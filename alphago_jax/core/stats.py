@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Tuple
 
+import numpy as np
+
 Z95 = 1.959963984540054
 
 
@@ -48,7 +50,6 @@ def clustered_mean_interval(values, clusters, z: float = Z95
   count of cluster g, mean = ΣS_g / Σn_g and var = G/(G−1) Σ(S_g − mean·n_g)²
   / (Σn_g)². With one value a cluster this is the usual s²/n.
   """
-  import numpy as np  # pylint: disable=import-outside-toplevel
   values = np.asarray(values, dtype=np.float64).ravel()
   clusters = np.asarray(clusters).ravel()
   if values.shape != clusters.shape:

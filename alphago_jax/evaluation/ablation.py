@@ -65,15 +65,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.core import rundir
 from alphago_jax.core.atomic_files import temporary_writer, write_atomic
 from alphago_jax.core.checks import check_int
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
-                                                   gnugo_name, summarize,
-                                                   write_outputs)
+                                                    gnugo_name, summarize,
+                                                    write_outputs)
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
 from alphago_jax.search.base import CarryingAgent
+from alphago_jax.zoo.alphago_networks import load_alphago_networks
+from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
 
 JOBS_DIR = "jobs"
 
@@ -366,8 +369,6 @@ def load_network(network: str, komi: float) -> Network:
   `gtp.checkpoints_root()`. A lone policy network, `POLICY+`, has no v
   (λ = 1 only).
   """
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
 
   def resolve(name):
     directory = name if os.path.isdir(name) else os.path.join(
@@ -378,7 +379,6 @@ def load_network(network: str, komi: float) -> Network:
     return directory
 
   if "+" in network:
-    from alphago_jax.zoo.alphago_networks import load_alphago_networks
     policy, value = network.split("+", 1)
     nets = load_alphago_networks(resolve(policy),
                                  resolve(value) if value else None,
@@ -523,8 +523,6 @@ def play_job(config: AblationConfig, job: Job,
 def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
   """Writes config.json in a new run directory; in an existing one, checks
   that it holds this config (so a resumed run is the same run)."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.core import rundir
   path = os.path.join(run_dir, rundir.CONFIG_FILE)
   if not os.path.exists(path):
     rundir.write_config(run_dir, command="sweep", stage=stage, config=config)
@@ -553,8 +551,6 @@ def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
 
 def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
   """`(stage, config)` of an ablation's run directory."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.core import rundir
   path = os.path.join(run_dir, rundir.CONFIG_FILE)
   try:
     with open(path, encoding="utf-8") as f:

@@ -21,9 +21,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 import numpy as np
 
 from alphago_jax.core.atomic_files import write_atomic
-from alphago_jax.evaluation import elo as elo_lib
 from alphago_jax.core.stats import wilson_interval
+from alphago_jax.evaluation import elo as elo_lib
 from alphago_jax.search import alphago
+from alphago_jax.viz.ablation import plot_ablation
 
 PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
 # Readable names of the parameters, for tables and plots.
@@ -498,8 +499,6 @@ def table_markdown(summary: Summary) -> str:
 def plot_summary(summary: Summary, output: str) -> None:
   """`plot.png`: win rate (Wilson 95%) and Elo (95%) against the swept
   parameter (or the variant, for a grid over several)."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.viz.ablation import plot_ablation
   c = summary.config
   names = c.variant_names()
   if len(c.grid) == 1:

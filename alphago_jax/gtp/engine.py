@@ -57,9 +57,11 @@ from typing import (Callable, Dict, Iterator, List, Optional, Protocol,
 import jax
 import numpy as np
 
+from alphago_jax import __version__
+from alphago_jax.games import vertex as vertex_codec
 from alphago_jax.games.go import BLACK, WHITE, Go, GoState, compiled_rules
 from alphago_jax.games.sgf import result_string
-from alphago_jax.games import vertex as vertex_codec
+from alphago_jax.zoo import presets
 from alphago_jax.zoo.players import Decision
 
 ENGINE_NAME = "alphago-jax"
@@ -354,7 +356,6 @@ class GTPEngine:
     _args(args, 0)
     if self.version is not None:
       return self.version
-    from alphago_jax import __version__
     return f"{__version__} ({self.player.name})"
 
   def cmd_known_command(self, args) -> str:
@@ -764,7 +765,6 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   anything else printed to stdout goes to stderr, so only GTP reaches the
   controller.
   """
-  from alphago_jax.zoo import presets
 
   args = _parser().parse_args(argv)
   out = stdout or sys.stdout

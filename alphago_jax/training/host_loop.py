@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import jax
 import numpy as np
+import tqdm
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -303,7 +304,6 @@ def run(state: Any, make_step: Callable[[Any], Callable], *,
   step = make_step(state)
   bar = None
   if progress and jax.process_index() == 0:
-    import tqdm  # pylint: disable=import-outside-toplevel
     bar = tqdm.tqdm(total=num_steps * progress_scale,
                     initial=done * progress_scale, unit=progress_unit,
                     unit_scale=progress_scale > 1, dynamic_ncols=True)

@@ -10,7 +10,6 @@ from alphago_jax.core.atomic_files import write_atomic
 def save_figure(fig, path: str, *, dpi: int) -> None:
   """Writes `fig` to `path` in the format its extension names (png, svg,
   pdf, ...) through `atomic_files.write_atomic`, and closes it either way."""
-  # pylint: disable=import-outside-toplevel
   import matplotlib.pyplot as plt
   ext = os.path.splitext(path)[1][1:].lower()
   try:

@@ -18,12 +18,13 @@ from typing import Any, Optional
 
 import jax.numpy as jnp
 
+from alphago_jax.core.types import PolicyFn, ValueFn
 from alphago_jax.games.go_feature_game import (FeaturePlanesGo,
                                                feature_planes_game)
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        make_policy_fn)
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
-from alphago_jax.core.types import PolicyFn, ValueFn
+from alphago_jax.training import checkpoint, value_net
 from alphago_jax.zoo.loaders import load_policy_network
 
 
@@ -99,9 +100,6 @@ def load_alphago_networks(policy_dir: str, value_dir: Optional[str] = None,
     FileNotFoundError: no checkpoint in a directory.
     CheckpointMismatchError: a directory holds another kind of network.
   """
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training import checkpoint
-  from alphago_jax.training import value_net
   policy_model, policy_variables, policy_step = load_policy_network(
       policy_dir)
   name = f"{_label(policy_dir)}@{policy_step}"

@@ -37,12 +37,13 @@ import mctx
 import numpy as np
 
 from alphago_jax.core.checks import check_int
+from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn
 from alphago_jax.games.go import Go, GoState
+from alphago_jax.search import alphago
 from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           evaluate_states, make_recurrent_fn,
                                           qtransform_raw)
 from alphago_jax.search.base import argmax_random_tiebreak
-from alphago_jax.core.types import MASKED_LOGIT, EvaluateFn
 
 # Candidates a policy player lists in its analysis.
 POLICY_CANDIDATES = 10
@@ -565,8 +566,6 @@ class AlphaGoPlayer(_TimedSearch):
                variables: Tuple[chex.ArrayTree, chex.ArrayTree],
                config, resign_threshold: Optional[float] = None,
                analysis_rounds: int = 8, ladder_rungs: int = LADDER_RUNGS):
-    # pylint: disable=import-outside-toplevel
-    from alphago_jax.search import alphago
     if resign_threshold is not None and not 0 <= resign_threshold < 1:
       raise ValueError(f"resign_threshold must be in [0, 1), got "
                        f"{resign_threshold!r}")
@@ -625,8 +624,6 @@ class AlphaGoPlayer(_TimedSearch):
         max_reused_nodes=self.static.tree_capacity - simulations)
 
   def _think_fn(self, game: Go, simulations: int):
-    # pylint: disable=import-outside-toplevel
-    from alphago_jax.search import alphago
     static, params = self._static(simulations), self.params
 
     def think(variables, state, key, tree):

@@ -16,11 +16,25 @@ import functools
 import os
 from typing import Callable, Dict, List, Optional, Sequence
 
-from alphago_jax.core.checks import check_int
+import jax
+import jax.numpy as jnp
 
+from alphago_jax.core.checks import check_int
+from alphago_jax.core.types import MASKED_LOGIT
+from alphago_jax.games import go_patterns
+from alphago_jax.games.go import BLACK, Go
+from alphago_jax.models import rollout_policy
+from alphago_jax.models.value import ValueNet, make_value_fn
+from alphago_jax.search.alphago import AlphaGoSearchConfig, split_evaluate
+from alphago_jax.search.alphazero import evaluate_states
+from alphago_jax.training import checkpoint, policy_games
+from alphago_jax.training import presets as train_presets
+from alphago_jax.training import value_net
+from alphago_jax.zoo.alphago_networks import load_alphago_networks
 from alphago_jax.zoo.checkpoints import checkpoints_root
-from alphago_jax.zoo.loaders import (load_alphazero_network,  # noqa: F401
-                                     load_policy_network)
+from alphago_jax.zoo.loaders import load_alphazero_network  # noqa: F401
+from alphago_jax.zoo.loaders import load_policy_network
+from alphago_jax.zoo.players import AlphaGoPlayer, PolicyPlayer, SearchPlayer
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -119,9 +133,6 @@ def load_player(name: str = "az-9x9", *, checkpoint: Optional[str] = None,
 
 def _alphazero(default_simulations: int, *, search: bool):
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.zoo.players import PolicyPlayer, SearchPlayer
-    from alphago_jax.search.alphazero import evaluate_states
-    from alphago_jax.training import presets as train_presets
 
     game, evaluate, variables, iteration = load_alphazero_network(directory)
     name = f"{os.path.basename(os.path.normpath(directory))}@{iteration}"
@@ -141,9 +152,6 @@ def _alphazero(default_simulations: int, *, search: bool):
 
 def _alphago_search(default_simulations: int, *, c_puct: float):
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.zoo.players import AlphaGoPlayer
-    from alphago_jax.search.alphago import (AlphaGoSearchConfig,
-                                            split_evaluate)
 
     game, evaluate, variables, iteration = load_alphazero_network(directory)
     policy_fn, value_fn = split_evaluate(game, evaluate)
@@ -165,9 +173,6 @@ def _alphago_networks_search(default_simulations: int, *, mixing: float,
   directory (p_σ or p_ρ) as the prior, v_θ from `value` (under
   `checkpoints_root()`, or a path) as v, rollouts as `rollout_policy`."""
   def load(directory, *, simulations=None, resign_threshold=None):
-    from alphago_jax.zoo.players import AlphaGoPlayer
-    from alphago_jax.search.alphago import AlphaGoSearchConfig
-    from alphago_jax.zoo.alphago_networks import load_alphago_networks
 
     value_dir = value if os.path.isdir(value) else os.path.join(
         checkpoints_root(), value)
@@ -194,11 +199,6 @@ def _policy_network(directory, *, simulations=None, resign_threshold=None,
   nothing else is left), as the networks were trained and measured; with
   `ensemble`, its mean policy over the 8 board symmetries."""
   del simulations, resign_threshold  # No search, no value.
-  from alphago_jax.games.go import Go
-  from alphago_jax.zoo.players import PolicyPlayer
-  from alphago_jax.training import policy_games
-  from alphago_jax.core.types import MASKED_LOGIT
-  import jax.numpy as jnp
   model, variables, step = load_policy_network(directory)
   game = Go(size=model.board_size)
   logits_fn = policy_games.policy_logits_fn(model, game, ensemble=ensemble)
@@ -221,11 +221,6 @@ def value_move_scores(directory: str):
     FileNotFoundError: no checkpoint there.
     CheckpointMismatchError: not a value-network checkpoint.
   """
-  import jax
-  import jax.numpy as jnp
-  from alphago_jax.models.value import ValueNet, make_value_fn
-  from alphago_jax.training import checkpoint, policy_games, value_net
-  from alphago_jax.core.types import MASKED_LOGIT
   ckpt_dir = checkpoint.steps_directory(directory)
   model, variables, step = value_net.load_value(ckpt_dir)
   value_fn = make_value_fn(ValueNet(model))
@@ -250,8 +245,6 @@ def _value_network(directory, *, simulations=None, resign_threshold=None):
   rule) whose successor it rates worst for the opponent; a finished
   successor is scored. Its analysis shows that value of every candidate."""
   del simulations, resign_threshold
-  from alphago_jax.games.go import Go
-  from alphago_jax.zoo.players import PolicyPlayer
   model, step, scores = value_move_scores(directory)
   name = f"{os.path.basename(os.path.normpath(directory))}@{step}"
   return PolicyPlayer(name=name, game=Go(size=model.board_size),
@@ -263,8 +256,6 @@ def last_point(state):
   newest boards of `state.history` (-1 after a pass, at the start, or
   with fewer than two history planes): p_π's response features need it
   and a `GoState` does not keep it otherwise."""
-  import jax.numpy as jnp
-  from alphago_jax.games.go import BLACK
   if state.history.shape[0] < 2:
     return jnp.int32(-1)
   last_colour = jnp.where(state.current_player == BLACK, -1, 1)
@@ -282,12 +273,6 @@ def rollout_move_logits(directory: str):
   Raises:
     FileNotFoundError / RolloutWeightsError: no p_π weights there.
   """
-  import jax
-  import jax.numpy as jnp
-  from alphago_jax.games import go_patterns
-  from alphago_jax.models import rollout_policy
-  from alphago_jax.training import policy_games
-  from alphago_jax.core.types import MASKED_LOGIT
   weights, features, meta = rollout_policy.load_weights(directory)
   weights = jnp.asarray(weights)
 
@@ -311,8 +296,6 @@ def _rollout_policy(board_size: int):
   features are local: any weights play any size), greedy, no search."""
   def load(directory, *, simulations=None, resign_threshold=None):
     del simulations, resign_threshold  # No search, no value.
-    from alphago_jax.games.go import Go
-    from alphago_jax.zoo.players import PolicyPlayer
     meta, logits = rollout_move_logits(directory)
     name = (f"{os.path.basename(os.path.normpath(directory))}"
             f"@{meta.get('step', '?')}")

@@ -22,10 +22,10 @@ from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
+from alphago_jax.core import checks, cpu_devices, rundir
 from alphago_jax.core.atomic_files import write_atomic
-from alphago_jax.core import checks
 from alphago_jax.core.checks import check_int  # noqa: F401  (stages.check_int)
-from alphago_jax.core import rundir
+from alphago_jax.training import checkpoint as ckpt
 
 # stage -> its module here (and the experiments/alphago/ script, `.py`).
 MODULES = {
@@ -108,7 +108,6 @@ class RunFiles:
     Raises:
       ValueError: the directory holds a complete checkpoint.
     """
-    from alphago_jax.training import checkpoint as ckpt  # pylint: disable=import-outside-toplevel
     if not self.resuming and ckpt.latest_step(self.ckpt_dir) is not None:
       raise ValueError(f"{self.output} already holds a run; pass --resume "
                        f"to continue it or choose another --output")
@@ -123,7 +122,6 @@ def start_cpu_devices(count: int) -> Optional[int]:
   """Gives the process `count` XLA CPU devices before JAX starts; an error
   status for a bad count, else None (a process whose JAX has started keeps
   its devices: a stage called from a test or a chain)."""
-  from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
   try:
     cpu_devices.use_cpu_devices(count)
   except ValueError as e:

@@ -20,7 +20,9 @@ from typing import Annotated, Optional, Tuple
 
 import tyro
 
+from alphago_jax import engines
 from alphago_jax.cli import stages
+from alphago_jax.data import gnugo_games
 
 STAGE = "gnugo-games"
 EXAMPLES = """examples:
@@ -89,8 +91,6 @@ class Command:
 
 def run(command: Command) -> int:
   """Plays (or continues) the games of `command`; the exit status."""
-  from alphago_jax.data import gnugo_games  # pylint: disable=import-outside-toplevel
-  from alphago_jax import engines  # pylint: disable=import-outside-toplevel
   options, output = command.options.resolved(), command.output
   if command.summary:
     print(json.dumps(gnugo_games.folder_summary(output), indent=1))

@@ -17,6 +17,7 @@ import dataclasses
 from typing import Dict, Optional, Tuple
 
 from alphago_jax.cli import stages
+from alphago_jax.core import cpu_devices
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -99,7 +100,6 @@ class Schedule(Group):
   def schedule_defaults(self, quick: bool) -> Dict[str, int]:
     """The defaults the docstring names that depend on --quick or the
     machine, filled in (for `resolved`)."""
-    from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
     return {
         "log_every": self.log_every or (5 if quick else 200),
         "eval_every": self.eval_every or (20 if quick else 2000),

@@ -25,7 +25,16 @@ import os
 import sys
 from typing import Literal, Optional
 
+import jax
+
 from alphago_jax.cli import stages
+from alphago_jax.core import cpu_devices
+from alphago_jax.models.policy import PolicyNetConfig
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import policy_games
+from alphago_jax.training import reinforce as rl
+from alphago_jax.training.mesh import make_mesh
+from alphago_jax.training.state import variables_of
 
 STAGE = "rl-policy"
 DEFAULT_SL = os.path.join("checkpoints", "sl_policy")
@@ -118,9 +127,6 @@ class Options:
   def resolved(self) -> "Options":
     """Every default filled in from the library's (what command.json
     records); p_σ's path stays as given (None: the repository's)."""
-    # pylint: disable=import-outside-toplevel
-    from alphago_jax.core import cpu_devices
-    from alphago_jax.models.policy import PolicyNetConfig
     config = build_config(self, PolicyNetConfig())
     devices = self.cpu_devices or (
         1 if self.quick else cpu_devices.default_cpu_device_count())
@@ -149,9 +155,6 @@ class Command(stages.TrainingCommand[Options]):
 
 def build_config(options: Options, model=None):
   """The library's `ReinforceConfig` (p_σ's `model` unless --quick)."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.models.policy import PolicyNetConfig
-  from alphago_jax.training import reinforce as rl
   if options.quick:
     config = rl.ReinforceConfig(
         model=PolicyNetConfig.tiny(board_size=options.size or 5),
@@ -182,14 +185,7 @@ def run(command: Command) -> int:
   # recorded before it was saved ran on one device).
   devices = saved.get("cpu_devices", 1) if saved else options.cpu_devices
   stages.start_cpu_devices(devices)  # Resolved options: a valid count.
-  # pylint: disable=import-outside-toplevel
-  import jax
 
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import policy_games
-  from alphago_jax.training import reinforce as rl
-  from alphago_jax.training.mesh import make_mesh
-  from alphago_jax.training.state import variables_of
   log = stages.log
   if jax.device_count() < devices:
     log(f"note: this process has {jax.device_count()} XLA devices, fewer "

@@ -22,8 +22,14 @@ import os
 import sys
 from typing import Optional
 
+from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
+from alphago_jax.data import run_dataset
+from alphago_jax.games import go_patterns
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import rollout_policy as rp
+from alphago_jax.training.supervised import eval_subset
 
 STAGE = "rollout-policy"
 EXAMPLES = """examples:
@@ -91,9 +97,6 @@ class Options(groups.GameRecords):
 
   def train_config(self):
     """The library's `RolloutTrainConfig` of these options."""
-    # pylint: disable=import-outside-toplevel
-    from alphago_jax.games import go_patterns
-    from alphago_jax.training import rollout_policy as rp
     defaults = go_patterns.PatternConfig()
     features = go_patterns.PatternConfig(
         pattern_bits=self.pattern_bits or defaults.pattern_bits,
@@ -117,12 +120,6 @@ class Command(stages.TrainingCommand[Options]):
 
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax import data as data_lib
-  from alphago_jax.data import run_dataset
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import rollout_policy as rp
-  from alphago_jax.training.supervised import eval_subset
 
   try:
     options = command.options.resolved()

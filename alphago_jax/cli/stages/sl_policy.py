@@ -26,8 +26,19 @@ import os
 import sys
 from typing import Literal, Optional
 
+import jax
+from jax.experimental import multihost_utils
+
+from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
+from alphago_jax.data import run_dataset
+from alphago_jax.games import go_features
+from alphago_jax.models import policy
+from alphago_jax.models.policy import PolicyNetConfig
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import supervised as sl
+from alphago_jax.training.loop import make_mesh
 
 STAGE = "sl-policy"
 EXAMPLES = """examples:
@@ -163,10 +174,6 @@ class Command(stages.TrainingCommand[Options]):
 
 def build_config(options):
   """The library's `SupervisedConfig` of `options`' preset and overrides."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.games import go_features
-  from alphago_jax.models.policy import PolicyNetConfig
-  from alphago_jax.training import supervised as sl
   if options.quick:
     config = sl.SupervisedConfig(
         model=PolicyNetConfig.tiny(board_size=options.size), batch_size=32,
@@ -201,7 +208,6 @@ def build_config(options):
 def reads_ladders(model) -> bool:
   """Whether a policy network's inputs include the ladder planes (its
   run then needs a cache that holds them)."""
-  from alphago_jax.games import go_features  # pylint: disable=import-outside-toplevel
   return go_features.reads_ladders(model.features)
 
 
@@ -213,10 +219,6 @@ def starting_network(path: str, model):
     FileNotFoundError, CheckpointMismatchError: no policy checkpoint there.
     ValueError: its network cannot become `model` (the message names both).
   """
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.models import policy
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import supervised as sl
   source, variables, step = sl.load_policy(ckpt.steps_directory(path))
   if (source.num_layers < model.num_layers
       and dataclasses.replace(source, num_layers=model.num_layers) == model):
@@ -255,15 +257,7 @@ def run(command: Command) -> int:
   # Before JAX starts: the first JAX operation fixes the devices.
   if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
     return status
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from jax.experimental import multihost_utils
 
-  from alphago_jax import data as data_lib
-  from alphago_jax.data import run_dataset
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import supervised as sl
-  from alphago_jax.training.loop import make_mesh
 
   if command.coordinator:
     jax.distributed.initialize(command.coordinator, command.num_processes,

@@ -21,9 +21,18 @@ import os
 import sys
 from typing import Annotated, Optional
 
+import jax
 import tyro
 
 from alphago_jax.cli import stages
+from alphago_jax.core import cpu_devices
+from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
+                                       init_policy_variables)
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import reinforce
+from alphago_jax.training import supervised as sl
+from alphago_jax.training import value_data as vd
+from alphago_jax.training.mesh import make_mesh
 
 STAGE = "value-data"
 EXAMPLES = """examples:
@@ -87,7 +96,6 @@ class Options:
   def resolved(self) -> "Options":
     """The defaults that depend on --quick filled in (what command.json
     records); U_max stays None (the board's default, in config.json)."""
-    from alphago_jax.core import cpu_devices  # pylint: disable=import-outside-toplevel
     return dataclasses.replace(
         self, games=self.games or (64 if self.quick else 10_000),
         chunk_games=self.chunk_games or (32 if self.quick else 256),
@@ -110,10 +118,6 @@ class Command:
 
 def load_any_policy(path: str):
   """(config, variables, step, kind) of an SL or RL policy checkpoint."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import reinforce
-  from alphago_jax.training import supervised as sl
   path = ckpt.steps_directory(path)
   try:
     model, variables, step = reinforce.load_rl_policy(path)
@@ -129,14 +133,7 @@ def run(command: Command) -> int:
   options = command.options.resolved()
   if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
     return status
-  # pylint: disable=import-outside-toplevel
-  import jax
 
-  from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
-                                         init_policy_variables)
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import value_data as vd
-  from alphago_jax.training.mesh import make_mesh
 
   output = command.output
   log = stages.log

@@ -25,8 +25,18 @@ import os
 import sys
 from typing import Literal, Optional, Tuple
 
+import jax
+from jax.experimental import multihost_utils
+
+from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
+from alphago_jax.models.value import ValueNetConfig
+from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training import supervised as sl
+from alphago_jax.training import value_data as vd
+from alphago_jax.training import value_net as vn
+from alphago_jax.training.loop import make_mesh
 
 STAGE = "value-net"
 EXAMPLES = """examples:
@@ -117,9 +127,6 @@ class Command(stages.TrainingCommand[Options]):
 
 def build_config(options: Options, size: int):
   """The library's `ValueTrainConfig` of the run on `size`x`size`."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax.models.value import ValueNetConfig
-  from alphago_jax.training import value_net as vn
   if options.quick:
     config = vn.ValueTrainConfig(
         model=ValueNetConfig.tiny(board_size=size), batch_size=32,
@@ -146,10 +153,6 @@ def build_config(options: Options, size: int):
 
 def load_data(source: dict, cache_root, log):
   """(train, test, description) of the run's data source."""
-  # pylint: disable=import-outside-toplevel
-  from alphago_jax import data as data_lib
-  from alphago_jax.training import value_data as vd
-  from alphago_jax.training import value_net as vn
   if source["kind"] == "value_data":
     train, test, summary = vd.load_value_data(source["path"])
     return train, test, (f"value data {summary['folder']}: "
@@ -168,7 +171,6 @@ def load_data(source: dict, cache_root, log):
 
 
 def _source(options: Options) -> dict:
-  from alphago_jax import data as data_lib  # pylint: disable=import-outside-toplevel
   if options.data is not None:
     return {"kind": "value_data", "path": os.path.normpath(options.data)}
   filters = data_lib.Filters(
@@ -191,15 +193,7 @@ def run(command: Command) -> int:
   options = command.options.resolved()
   if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
     return status
-  # pylint: disable=import-outside-toplevel
-  import jax
-  from jax.experimental import multihost_utils
 
-  from alphago_jax import data as data_lib
-  from alphago_jax.training import checkpoint as ckpt
-  from alphago_jax.training import supervised as sl
-  from alphago_jax.training import value_net as vn
-  from alphago_jax.training.loop import make_mesh
 
   output, log = command.output, stages.log
   run_files = stages.RunFiles.of(command)
