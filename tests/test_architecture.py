@@ -60,3 +60,38 @@ def test_subpackages_load_on_first_use():
   result = _run([sys.executable, "-c", code])
   assert result.returncode == 0, result.stderr
   assert result.stdout.split() == ["alphago_jax.games", "True"]
+
+
+def _function_level_imports():
+  """(file, line, module) of each import of this package inside a function
+  of the package."""
+  import ast  # pylint: disable=import-outside-toplevel
+  found = []
+  package = os.path.join(ROOT, "alphago_jax")
+  for folder, _, names in os.walk(package):
+    for name in names:
+      if not name.endswith(".py"):
+        continue
+      path = os.path.join(folder, name)
+      with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+      for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+          continue
+        for node in ast.walk(fn):
+          if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module]
+          elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+          else:
+            continue
+          found += [(os.path.relpath(path, ROOT), node.lineno, m)
+                    for m in modules if m.split(".")[0] == "alphago_jax"]
+  return found
+
+
+def test_the_package_imports_itself_only_at_module_level():
+  """A function-level import would hide a layer or cycle violation from
+  the contracts' view until the function runs; only optional third-party
+  dependencies (matplotlib, tensorboardX) are imported inside functions."""
+  assert _function_level_imports() == []

@@ -47,13 +47,13 @@ def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   # Each stage's output, read by the library: 12 games of 9x9 records,
   # then networks of the chain's board.
   # pylint: disable=import-outside-toplevel
-  from alphago_jax.zoo import presets
+  from alphago_jax.zoo import loaders
   from alphago_jax.models import rollout_policy
   from alphago_jax.training import reinforce, value_net
   archives = sorted(os.listdir(out / "games"))
   assert [a for a in archives if a.endswith(".tar.gz")] == [
       "games-00000.tar.gz", "games-00001.tar.gz"]
-  sl_model, _, _ = presets.load_policy_network(str(out / "sl"))
+  sl_model = loaders.load(str(out / "sl"), expect=("sl_policy",)).model
   rl_model, _, _ = reinforce.load_rl_policy(str(out / "rl" / "checkpoints"))
   value_model, _, _ = value_net.load_value(str(out / "value" / "checkpoints"))
   assert sl_model.board_size == rl_model.board_size == 9

@@ -272,7 +272,7 @@ def test_alphago_pipeline(tmp_path, monkeypatch, budget):
   import jax
   from alphago_jax.games import go_features
   from alphago_jax.games.go import Go
-  from alphago_jax.zoo import presets
+  from alphago_jax.zoo import checkpoints, loaders
   from alphago_jax.models.policy import PolicyNet
   from alphago_jax.models.value import ValueNet, make_value_fn
   from alphago_jax.training import value_net
@@ -296,9 +296,9 @@ def test_alphago_pipeline(tmp_path, monkeypatch, budget):
                      static_argnums=1)
   # p_σ's prior and v_θ's value: the networks applied here to planes
   # computed from this replay.
-  ckpts = presets.checkpoints_root()
-  model, variables, _ = presets.load_policy_network(
-      os.path.join(ckpts, "sl9"))
+  ckpts = checkpoints.checkpoints_root()
+  net = loaders.load(os.path.join(ckpts, "sl9"))
+  model, variables = net.model, net.variables
   planes = features(state, tuple(model.features))[None]
   logits = np.asarray(PolicyNet(model).apply(variables, planes,
                                              state.legal_action_mask[None]))

@@ -14,7 +14,7 @@ import pytest
 
 from alphago_jax.games import go_features, go_patterns
 from alphago_jax.games.go import Go
-from alphago_jax.zoo import presets
+from alphago_jax.zoo import greedy, loaders, presets
 from alphago_jax.models import rollout_policy
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
@@ -80,7 +80,8 @@ def test_policy_preset_never_fills_its_own_eye(size, sl_dir,
   assert state.legal_action_mask[decision.action]
   assert decision.action not in (eye, game.num_points)  # no eye, no pass
   # The mask, not the network's taste, keeps the eye and pass out.
-  model, variables, _ = presets.load_policy_network(sl_dir)
+  net = loaders.load(sl_dir)
+  model, variables = net.model, net.variables
   batch = jax.tree.map(lambda x: x[None], state)
   raw = policy_games.policy_logits_fn(model, game)(variables, batch)[0]
   shown, _ = player._policy(game, batch)  # pylint: disable=protected-access
@@ -113,8 +114,9 @@ def test_value_preset_plays_the_successor_it_rates_best(value_dir):
 
 
 def test_a_value_checkpoint_is_not_a_policy(value_dir):
-  with pytest.raises(ckpt.CheckpointMismatchError, match="neither"):
-    presets.load_policy_network(value_dir[0])
+  with pytest.raises(ckpt.CheckpointMismatchError,
+                     match="holds a value_net network; expected sl_policy"):
+    loaders.load(value_dir[0], expect=loaders.POLICY_KINDS)
 
 
 @pytest.mark.skipif(shutil.which("gnugo") is None
@@ -145,7 +147,7 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys,
   # Each kind of checkpoint is refused where the other is expected.
   assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--value"]) == 1
   assert policy_vs_gnugo.main(["--checkpoint", value_dir[0]]) == 1
-  assert "neither" in capsys.readouterr().err
+  assert "holds a value_net network" in capsys.readouterr().err
   assert policy_vs_gnugo.main(["--checkpoint", sl_dir, "--rollout",
                                "--size", "9"]) == 1
   assert sl_dir in capsys.readouterr().err  # names the folder
@@ -254,7 +256,7 @@ def test_rollout_preset_plays_the_argmax_of_p_pi(name, size):
   assert len(shown) == 10
   np.testing.assert_allclose(list(shown.values()),
                              probability[list(shown)], rtol=1e-4)
-  assert presets.last_point(state) == last
+  assert greedy.last_point(state) == last
 
 
 def test_a_game_gnugo_failed_in_is_kept_unscored_for_replay(tmp_path):

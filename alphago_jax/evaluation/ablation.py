@@ -76,7 +76,8 @@ from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
 from alphago_jax.search.base import CarryingAgent
 from alphago_jax.zoo.alphago_networks import load_alphago_networks
-from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
+from alphago_jax.zoo import loaders
+from alphago_jax.zoo.checkpoints import checkpoints_root
 
 JOBS_DIR = "jobs"
 
@@ -102,7 +103,7 @@ class AblationConfig:
       2 × num_simulations nodes).
     network: an AlphaZero run directory (its policy head is the prior, its
       value head v), or `POLICY+VALUE`, AlphaGo's policy and value networks
-      (`load_network`); paths or names under `gtp.checkpoints_root()`.
+      (`load_network`); paths or names under `zoo.checkpoints_root()`.
     komi: komi; the board size is the network's.
     gnugo_levels: GNU Go levels each variant plays (may be empty).
     gnugo_games: games of each variant against each level (both colours).
@@ -365,8 +366,8 @@ def load_network(network: str, komi: float) -> Network:
 
   `network` is an AlphaZero run directory (its policy head the prior, its
   value head v), or `POLICY+VALUE`: AlphaGo's p_σ or p_ρ as the prior and
-  v_θ as v (`training.alphago_networks`); each a path or a name under
-  `gtp.checkpoints_root()`. A lone policy network, `POLICY+`, has no v
+  v_θ as v (`zoo.alphago_networks`); each a path or a name under
+  `zoo.checkpoints_root()`. A lone policy network, `POLICY+`, has no v
   (λ = 1 only).
   """
 
@@ -386,12 +387,11 @@ def load_network(network: str, komi: float) -> Network:
     return Network(name=nets.name, game=nets.game, policy_fn=nets.policy_fn,
                    value_fn=nets.value_fn, variables=nets.variables)
   directory = resolve(network)
-  game, evaluate, variables, iteration = load_alphazero_network(directory)
-  game = dataclasses.replace(game, komi=float(komi))
-  policy_fn, value_fn = alphago.split_evaluate(game, evaluate)
-  name = f"{os.path.basename(os.path.normpath(directory))}@{iteration}"
-  return Network(name=name, game=game, policy_fn=policy_fn,
-                 value_fn=value_fn, variables=variables)
+  net = loaders.load(directory, expect=("alphazero",))
+  game = dataclasses.replace(net.game, komi=float(komi))
+  policy_fn, value_fn = alphago.split_evaluate(game, net.evaluate)
+  return Network(name=net.name, game=game, policy_fn=policy_fn,
+                 value_fn=value_fn, variables=net.variables)
 
 
 # -- Jobs ----------------------------------------------------------------------

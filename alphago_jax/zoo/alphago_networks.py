@@ -13,7 +13,6 @@ program.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any, Optional
 
 import jax.numpy as jnp
@@ -24,8 +23,7 @@ from alphago_jax.games.go_feature_game import (FeaturePlanesGo,
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        make_policy_fn)
 from alphago_jax.models.value import ValueNet, ValueNetConfig, make_value_fn
-from alphago_jax.training import checkpoint, value_net
-from alphago_jax.zoo.loaders import load_policy_network
+from alphago_jax.zoo import loaders
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,26 +92,17 @@ def alphago_networks(policy_model: PolicyNetConfig, policy_variables,
 def load_alphago_networks(policy_dir: str, value_dir: Optional[str] = None,
                           *, komi: float = 7.5) -> AlphaGoNetworks:
   """p_σ or p_ρ from `policy_dir` and v_θ from `value_dir` (run
-  directories or their `checkpoints/` folders).
+  directories or their `checkpoints/` folders), through `loaders.load`.
 
   Raises:
     FileNotFoundError: no checkpoint in a directory.
     CheckpointMismatchError: a directory holds another kind of network.
   """
-  policy_model, policy_variables, policy_step = load_policy_network(
-      policy_dir)
-  name = f"{_label(policy_dir)}@{policy_step}"
-  value_model = value_variables = None
-  if value_dir is not None:
-    value_model, value_variables, value_step = value_net.load_value(
-        checkpoint.steps_directory(value_dir))
-    name += f"+{_label(value_dir)}@{value_step}"
-  return alphago_networks(policy_model, policy_variables, value_model,
-                          value_variables, komi=komi, name=name)
-
-
-def _label(directory: str) -> str:
-  base = os.path.basename(os.path.normpath(directory))
-  if base == "checkpoints":
-    base = os.path.basename(os.path.dirname(os.path.normpath(directory)))
-  return base
+  policy = loaders.load(policy_dir, expect=loaders.POLICY_KINDS)
+  value = None if value_dir is None else loaders.load(
+      value_dir, expect=("value_net",))
+  name = policy.name + ("" if value is None else f"+{value.name}")
+  return alphago_networks(
+      policy.model, policy.variables,
+      None if value is None else value.model,
+      None if value is None else value.variables, komi=komi, name=name)

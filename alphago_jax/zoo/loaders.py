@@ -1,64 +1,191 @@
-"""Loading committed networks from their run directories."""
+"""One loader for every committed network: `load(directory)`.
+
+A network's folder says what it holds, so the caller never names the kind:
+
+* an AlphaZero run (`config.json` naming a game and a ResNet, the latest
+  of `snapshots/`): kind `"alphazero"`;
+* an orbax checkpoint whose metadata names its training stage: `"sl_policy"`
+  (p_σ), `"rl_policy"` (p_ρ) or `"value_net"` (v_θ);
+* a p_π weights folder (`config.json` of kind `pattern_rollout_policy`):
+  kind `"rollout_policy"`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from typing import Any, Dict, Tuple
 
 from alphago_jax.games.go import Go
+from alphago_jax.models import rollout_policy
 from alphago_jax.models.resnet import (ResNetConfig, make_evaluate_fn,
                                        make_network)
-from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training import reinforce, snapshots, supervised
+from alphago_jax.training import (checkpoint as ckpt, reinforce, snapshots,
+                                  supervised, value_net)
 from alphago_jax.training.checkpoint import CheckpointMismatchError
 
+KINDS = ("alphazero", "sl_policy", "rl_policy", "value_net",
+         "rollout_policy")
+POLICY_KINDS = ("sl_policy", "rl_policy")
 
-def load_alphazero_network(directory: str):
-  """`(game, evaluate, variables, iteration)` of an AlphaZero run directory
-  (its `config.json` and the latest of `snapshots/`)."""
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Network:
+  """A loaded network and what it is.
+
+  Attributes:
+    kind: one of `KINDS`.
+    directory: the folder it was read from.
+    name: `<folder>@<step>`, the label players and logs show.
+    step: its training step (AlphaZero: iteration), or None if unknown.
+    board_size: the Go board it plays.
+    model: its architecture: `ResNetConfig` (alphazero),
+      `PolicyNetConfig` (sl/rl policy), `ValueNetConfig` (value_net),
+      `go_patterns.PatternConfig` (rollout_policy).
+    variables: its weights (a Flax variables tree; p_π: float32 `[F]`).
+    game: the Go game its observations are made for (AlphaZero's history
+      length; the board size and komi 7.5 otherwise).
+    evaluate: AlphaZero only: the `core.types.EvaluateFn` of the ResNet.
+    metadata: the folder's own record (checkpoint metadata or config).
+  """
+  kind: str
+  directory: str
+  name: str
+  step: Any
+  board_size: int
+  model: Any
+  variables: Any
+  game: Go
+  evaluate: Any = None
+  metadata: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def label(directory: str) -> str:
+  """The folder's name (a run directory's, for its `checkpoints/`)."""
+  base = os.path.basename(os.path.normpath(directory))
+  if base == "checkpoints":
+    base = os.path.basename(os.path.dirname(os.path.normpath(directory)))
+  return base
+
+
+def _read_json(path: str) -> Dict[str, Any]:
+  try:
+    with open(path, encoding="utf-8") as f:
+      record = json.load(f)
+  except (OSError, ValueError) as e:
+    raise CheckpointMismatchError(f"{path}: unreadable ({e})") from None
+  if not isinstance(record, dict):
+    raise CheckpointMismatchError(f"{path}: not a JSON object")
+  return record
+
+
+def kind_of(directory: str) -> str:
+  """The kind of network in `directory` (one of `KINDS`).
+
+  Raises:
+    FileNotFoundError: no such folder, or nothing loadable in it.
+    CheckpointMismatchError: a folder whose records name no known kind.
+  """
+  if not os.path.isdir(directory):
+    raise FileNotFoundError(f"{directory}: no such folder")
   config_path = os.path.join(directory, "config.json")
-  if not os.path.isfile(config_path):
-    raise FileNotFoundError(f"gtp: {directory} is not an AlphaZero run "
-                            f"directory (no config.json)")
-  with open(config_path) as f:
-    architecture = json.load(f)
+  config = _read_json(config_path) if os.path.isfile(config_path) else {}
+  if config.get("kind") == rollout_policy.KIND:
+    return "rollout_policy"
+  steps = ckpt.steps_directory(directory)
+  if ckpt.latest_step(steps) is not None:
+    stage = ckpt.read_metadata(steps).get("stage")
+    if stage in ("sl_policy", "rl_policy", value_net.STAGE):
+      return "value_net" if stage == value_net.STAGE else stage
+  if "game" in config and "model" in config:
+    return "alphazero"
+  if not config and ckpt.latest_step(steps) is None:
+    raise FileNotFoundError(
+        f"{directory}: no network here (no config.json, no checkpoint)")
+  raise CheckpointMismatchError(
+      f"{directory}: not a network this loader knows (kinds: "
+      f"{', '.join(KINDS)})")
+
+
+def load(directory: str, *, expect: Tuple[str, ...] = KINDS) -> Network:
+  """The network in `directory`, of whichever kind it is.
+
+  Args:
+    directory: a run directory (or its `checkpoints/` folder) or a p_π
+      weights folder.
+    expect: the kinds the caller can use; another kind is refused.
+
+  Raises:
+    FileNotFoundError: nothing loadable there.
+    CheckpointMismatchError: a kind not in `expect` (the message names the
+      folder, its kind and the kinds expected), or damaged records.
+  """
+  directory = os.fspath(directory)
+  kind = kind_of(directory)
+  if kind not in expect:
+    raise CheckpointMismatchError(
+        f"{directory} holds a {kind} network; expected "
+        f"{' or '.join(expect)}")
+  return _LOADERS[kind](directory)
+
+
+def _alphazero(directory: str) -> Network:
+  config_path = os.path.join(directory, "config.json")
+  architecture = _read_json(config_path)
   shape = architecture.get("observation_shape")
   if architecture.get("game") != "go" or not isinstance(
       shape, list) or len(shape) != 3 or shape[0] != shape[1]:
     raise CheckpointMismatchError(
-        f"gtp: {config_path} is not a Go network (game "
+        f"{config_path} is not a Go network (game "
         f"{architecture.get('game')!r}, observations {shape})")
   try:
     model = ResNetConfig(**architecture["model"])
   except (KeyError, TypeError, ValueError) as e:
-    raise CheckpointMismatchError(f"gtp: {config_path}: not an AlphaZero "
-                                  f"ResNet ({e})") from None
+    raise CheckpointMismatchError(
+        f"{config_path}: not an AlphaZero ResNet ({e})") from None
   game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
-  found = snapshots.list_snapshots(os.path.join(directory, "snapshots"))
+  folder = os.path.join(directory, "snapshots")
+  found = snapshots.list_snapshots(folder)
   if not found:
-    raise FileNotFoundError(f"gtp: no network snapshot in "
-                            f"{os.path.join(directory, 'snapshots')}")
+    raise FileNotFoundError(f"no network snapshot in {folder}")
   iteration, path = found[-1]
   variables, _ = snapshots.load(path, architecture=architecture)
-  evaluate = make_evaluate_fn(make_network(game, model))
-  return game, evaluate, variables, iteration
+  return Network(kind="alphazero", directory=directory,
+                 name=f"{label(directory)}@{iteration}", step=iteration,
+                 board_size=shape[0], model=model, variables=variables,
+                 game=game,
+                 evaluate=make_evaluate_fn(make_network(game, model)),
+                 metadata=architecture)
 
 
-def load_policy_network(directory: str):
-  """`(PolicyNetConfig, variables, step)` of a p_σ (`training.supervised`)
-  or p_ρ (`training.reinforce`) run directory or its `checkpoints/`.
+def _orbax(read):
+  def loader(directory: str) -> Network:
+    steps = ckpt.steps_directory(directory)
+    model, variables, step = read(steps)
+    meta = ckpt.read_metadata(steps)
+    return Network(kind=meta["stage"], directory=directory,
+                   name=f"{label(directory)}@{step}", step=step,
+                   board_size=model.board_size, model=model,
+                   variables=variables, game=Go(size=model.board_size),
+                   metadata=meta)
+  return loader
 
-  Raises:
-    FileNotFoundError: no checkpoint there.
-    CheckpointMismatchError: a checkpoint of neither kind.
-  """
-  ckpt_dir = ckpt.steps_directory(directory)
-  try:
-    return supervised.load_policy(ckpt_dir)
-  except ckpt.CheckpointMismatchError as sl_error:
-    try:
-      return reinforce.load_rl_policy(ckpt_dir)
-    except ckpt.CheckpointMismatchError as rl_error:
-      raise ckpt.CheckpointMismatchError(
-          f"gtp: {directory} holds neither a supervised nor an RL policy "
-          f"network ({sl_error}; {rl_error})") from None
+
+def _rollout(directory: str) -> Network:
+  weights, features, meta = rollout_policy.load_weights(directory)
+  size = int(meta.get("train", {}).get("board_size", 19))
+  step = meta.get("step")
+  return Network(kind="rollout_policy", directory=directory,
+                 name=f"{label(directory)}@{'?' if step is None else step}",
+                 step=step, board_size=size, model=features,
+                 variables=weights, game=Go(size=size), metadata=meta)
+
+
+_LOADERS = {
+    "alphazero": _alphazero,
+    "sl_policy": _orbax(supervised.load_policy),
+    "rl_policy": _orbax(reinforce.load_rl_policy),
+    "value_net": _orbax(value_net.load_value),
+    "rollout_policy": _rollout,
+}

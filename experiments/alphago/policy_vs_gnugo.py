@@ -13,7 +13,7 @@ alternated, every move checked by our engine, Tromp-Taylor scores).
 
 The checkpoint is a supervised (p_σ) or REINFORCE (p_ρ) run directory or its
 `checkpoints/` folder; with `--value`, a value network's (v_θ), which plays
-the move whose successor it rates best (`gtp.presets.value_move_scores`;
+the move whose successor it rates best (`zoo.greedy.value_scores`;
 greedy only); with `--ensemble`, a policy network plays its mean over the 8
 board symmetries; with `--rollout`, a fast rollout policy's weights (p_π:
 `models.rollout_policy`, any board size), which plays the same move rule
@@ -134,18 +134,20 @@ def main(argv=None):
   from alphago_jax.evaluation.gnugo_match import gnugo_match
   from alphago_jax.core.stats import wilson_interval
   from alphago_jax.games.go import Go
-  from alphago_jax.zoo.presets import (load_policy_network,
-                                       rollout_move_logits, value_move_scores)
+  from alphago_jax.zoo import greedy, loaders
   from alphago_jax.models.rollout_policy import RolloutWeightsError
   from alphago_jax.training import checkpoint as ckpt
   from alphago_jax.training import policy_games
   try:
     if args.rollout:
-      meta, logits = rollout_move_logits(args.checkpoint)
+      net = loaders.load(args.checkpoint, expect=("rollout_policy",))
+      meta, logits = net.metadata, greedy.rollout_scores(net)
     elif args.value:
-      model, step, scores = value_move_scores(args.checkpoint)
+      net = loaders.load(args.checkpoint, expect=("value_net",))
+      model, step, scores = net.model, net.step, greedy.value_scores(net)
     else:
-      model, variables, step = load_policy_network(args.checkpoint)
+      net = loaders.load(args.checkpoint, expect=loaders.POLICY_KINDS)
+      model, variables, step = net.model, net.variables, net.step
   except (FileNotFoundError, ckpt.CheckpointMismatchError,
           RolloutWeightsError) as e:
     print(f"error: {e}", file=sys.stderr)

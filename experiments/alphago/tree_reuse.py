@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.core.stats import wilson_interval
-from alphago_jax.zoo.presets import checkpoints_root, load_alphazero_network
+from alphago_jax.zoo import loaders
+from alphago_jax.zoo.checkpoints import checkpoints_root
 from alphago_jax.search import alphago
 from alphago_jax.search.rollout import random_legal_action
 
@@ -156,8 +157,9 @@ def main(argv=None):
   args = p.parse_args(argv)
   if args.games < 2 or args.games % 2 or args.batch < 2 or args.batch % 2:
     p.error("--games and --batch must be even and >= 2")
-  game, evaluate, variables, iteration = load_alphazero_network(
-      args.checkpoint)
+  net = loaders.load(args.checkpoint, expect=("alphazero",))
+  game, evaluate, variables, iteration = (net.game, net.evaluate,
+                                          net.variables, net.step)
   max_moves = args.max_moves or game.max_moves or 2 * game.size ** 2
   fns = build(game, evaluate, variables, simulations=args.simulations,
               c_puct=args.c_puct, max_reused_nodes=args.max_reused_nodes)
