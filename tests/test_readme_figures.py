@@ -1,7 +1,8 @@
-"""The README's Go 9x9 figures are the committed run's: each figure is read
-from `checkpoints/go9/metrics.jsonl` or `docs/go9_learning_curve.json` and
-must appear, so written, in the README (an edit to either side that breaks
-the agreement fails here)."""
+"""The documented figures are the committed artefacts': each figure is read
+from a committed file (metrics, SGFs, job files, review CSVs) and must
+appear, so written, in the documents that state it: the README and the
+results and guides under `docs/` (an edit to either side that breaks the
+agreement fails here)."""
 
 import json
 import os
@@ -17,14 +18,19 @@ def _read(*path):
     return f.read()
 
 
-README = " ".join(_read("README.md").split())  # one line: phrases may wrap
+DOCUMENTS = ("README.md", "docs/results/go.md", "docs/results/alphazero.md",
+             "docs/results/search.md", "docs/results/benchmarks.md",
+             "docs/guides/cli.md", "docs/guides/gtp.md",
+             "docs/guides/testing.md")
+# The documents as one line: phrases may wrap, and may sit in any of them.
+README = " ".join(" ".join(_read(*d.split("/")).split()) for d in DOCUMENTS)
 METRICS = [json.loads(l) for l in _read(
     "checkpoints", "go9", "metrics.jsonl").splitlines()]
 CURVE = json.loads(_read("docs", "go9_learning_curve.json"))
 
 
 def said(phrase):
-  assert phrase in README, f"README does not say {phrase!r}"
+  assert phrase in README, f"no document says {phrase!r}"
 
 
 def test_run_size_and_loss():
