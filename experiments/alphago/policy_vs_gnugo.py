@@ -33,6 +33,7 @@ import time
 import jax
 
 from alphago_jax.core import cpu_devices
+from alphago_jax.games import sgf
 
 
 def make_agent(logits, game, temperature: float):
@@ -50,6 +51,29 @@ def make_agent(logits, game, temperature: float):
   return agent
 
 
+def game_result(outcomes, i):
+  """SGF RE of game `i`: None if unplayed; `B+R`/`W+R` when GNU Go resigned;
+  `B+F`/`W+F` when a side forfeited by an illegal move (the winner is the
+  other side, as `returns` says); else the board's Tromp-Taylor score."""
+  if outcomes.unplayed is not None and outcomes.unplayed[i]:
+    return None
+  ours_black = bool(outcomes.agent_black[i])
+  if outcomes.resigned[i]:
+    return "B+R" if ours_black else "W+R"
+  if outcomes.forfeited is not None and outcomes.forfeited[i]:
+    we_won = outcomes.returns[i] > 0
+    return "B+F" if we_won == ours_black else "W+F"
+  return sgf.result_string(float(outcomes.score[i]))
+
+
+def forfeits(outcomes):
+  """(our forfeits, GNU Go's) over the played games."""
+  if outcomes.forfeited is None:
+    return 0, 0
+  lost = outcomes.forfeited & (outcomes.returns < 0)
+  return int(lost.sum()), int((outcomes.forfeited & ~lost).sum())
+
+
 def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
   """One SGF per game, named by level, index and our colour; written to a
   temporary name and renamed, so a killed run leaves no partial file.
@@ -59,7 +83,6 @@ def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
   GNU Go's seed in its name, so the failure can be replayed."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.core.atomic_files import write_atomic
-  from alphago_jax.games import sgf
   os.makedirs(folder, exist_ok=True)
   for i, moves in enumerate(outcomes.moves):
     unplayed = bool(outcomes.unplayed[i])
@@ -69,9 +92,7 @@ def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
         f" (seed {gnugo_seed + i})" if unplayed else "")
     record = sgf.record_from_actions(
         game, moves[moves >= 0],
-        result=None if unplayed
-        else ("B+R" if black else "W+R") if outcomes.resigned[i]
-        else sgf.result_string(float(outcomes.score[i])),
+        result=game_result(outcomes, i),
         black_name=ours if black else theirs,
         white_name=theirs if black else ours)
     where = os.path.join(folder, "unplayed") if unplayed else folder
@@ -193,9 +214,11 @@ def main(argv=None):
     n = result.games
     lo, hi = wilson_interval(wins, n) if n else (float("nan"),) * 2
     rate = wins / n if n else float("nan")
+    ours_f, theirs_f = forfeits(outcomes)
     print(f"GNU Go level {level}: {wins} wins, {draws} draws, {losses} "
           f"losses of {n} played ({rate:.3f} [{lo:.3f}, {hi:.3f}]), "
-          f"{distinct} distinct, {time.perf_counter() - start:.0f} s")
+          f"{distinct} distinct, forfeits {ours_f} ours and {theirs_f} "
+          f"GNU Go's, {time.perf_counter() - start:.0f} s")
     results.append((level, rate, n))
   print("RESULT " + " ".join(f"level_{lv}_win_rate={r:.4f}"
                              for lv, r, _ in results)
