@@ -84,6 +84,12 @@ def pytest_collection_modifyitems(items):
         return i
     return len(LONG_FIRST)
   items.sort(key=rank)  # stable: file order within each rank
+  # The default suite's per-test limit (pyproject's `timeout`) is for
+  # hangs; the slow tests train to targets and run as long as they need.
+  for item in items:
+    if item.get_closest_marker("slow") and not item.get_closest_marker(
+        "timeout"):
+      item.add_marker(pytest.mark.timeout(0))
 
 
 @pytest.hookimpl(hookwrapper=True)
