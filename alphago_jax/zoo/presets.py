@@ -19,6 +19,7 @@ import tomllib
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from alphago_jax.core.checks import check_int
+from alphago_jax.core.registry import Registry
 from alphago_jax.games.go import Go
 from alphago_jax.search.alphago import AlphaGoSearchConfig, split_evaluate
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
@@ -241,26 +242,25 @@ def parse_table(text: str, source: str = TABLE) -> List[Preset]:
   return presets
 
 
-def _table() -> Dict[str, Preset]:
+def _table() -> List[Preset]:
   text = importlib.resources.files(__package__).joinpath(TABLE).read_text(
       encoding="utf-8")
-  return {p.name: p for p in parse_table(text)}
+  return parse_table(text)
 
 
-_PRESETS: Dict[str, Preset] = _table()
+_PRESETS: Registry[Preset] = Registry("preset")
+for _preset in _table():
+  _PRESETS.register(_preset.name, _preset)
 
 
 def register_preset(preset: Preset) -> Preset:
   """Adds `preset` to the registry (its name must be new)."""
-  if preset.name in _PRESETS:
-    raise ValueError(f"preset {preset.name!r} is already registered")
-  _PRESETS[preset.name] = preset
-  return preset
+  return _PRESETS.register(preset.name, preset)
 
 
 def registered_presets() -> List[Preset]:
   """Every registered preset, by name, whether its networks exist or not."""
-  return [p for _, p in sorted(_PRESETS.items())]
+  return [_PRESETS.get(n) for n in sorted(_PRESETS.names())]
 
 
 def available_presets() -> List[Preset]:
@@ -273,7 +273,7 @@ def get_preset(name: str) -> Preset:
   if name not in _PRESETS:
     names = ", ".join(p.name for p in available_presets()) or "none"
     raise ValueError(f"unknown preset {name!r} (available: {names})")
-  return _PRESETS[name]
+  return _PRESETS.get(name)
 
 
 def load_player(name: str = "az-9x9", *,
