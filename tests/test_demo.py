@@ -84,14 +84,14 @@ def test_demo_small_budget(capsys, monkeypatch):
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   status, out, err = run_demo(capsys, *SMALL)
   assert status == 0, err
-  # The table says it is smaller than the seed's, and its row adds up.
-  assert "== 1. The seed's table, at 16 games a row instead of its 200 ==" \
+  # The table says it is smaller than the published one, and its row adds up.
+  assert "== 1. The published table, at 16 games a row instead of its 200 ==" \
       in out
   row = re.search(r"^\| 0 \(pure random\) \| ([\d.]+)% .*?\| ([\d.]+)% .*?"
                   r"\| ([\d.]+)% .*?\| (yes|NO) \|", out, re.M)
   assert row, out
   assert sum(float(x) for x in row.groups()[:3]) == pytest.approx(100, abs=.2)
-  assert "every row consistent with the seed's: yes" in out
+  assert "every row consistent with the published one: yes" in out
   check_game(out, against_gnugo=True)
   # Without GNU Go the network plays itself and says how to install it
   # (its compiled search is the one above's).

@@ -6,9 +6,9 @@ laptop's CPU, without training anything.
 
 Two parts:
 
-1. The seed's table, MCTS (UCT) against random play on tic-tac-toe
+1. The published table, MCTS (UCT) against random play on tic-tac-toe
    (`alphago-jax reproduce mcts-vs-random`), at fewer games a row than the
-   seed's 200 (`--games`), and said so: each row still gets its 95%
+   published 200 (`--games`), and said so: each row still gets its 95%
    intervals and the consistency test against the published figures.
 2. The shipped 9x9 network (`checkpoints/go9`, preset `az-9x9`) with its
    search plays the opening of a game against GNU Go (`--moves` moves),
@@ -39,16 +39,16 @@ EXAMPLES = """examples:
   alphago-jax demo --games 200 --moves 40 --simulations 256
   alphago-jax demo --moves 0          (the table only)"""
 
-SEED_GAMES = 200  # games a row of the seed's published table
+SEED_GAMES = 200  # games a row of the published table
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DemoArgs:
-  """The seed's MCTS-vs-random table at a reduced size, then the shipped
+  """The published MCTS-vs-random table at a reduced size, then the shipped
   9x9 network against GNU Go, without training.
 
   Attributes:
-    games: games a row of the table (the seed's has 200; 0 skips it).
+    games: games a row of the table (the published one has 200; 0 skips it).
     table_simulations: the table's UCT budgets (0: a random X).
     moves: moves of the 9x9 game (0 skips it).
     simulations: the network's search simulations a move.
@@ -79,19 +79,19 @@ def _check(args: DemoArgs) -> None:
 
 
 def table(args: DemoArgs) -> bool:
-  """Part 1; True when every row agrees with the seed's."""
-  print(f"== 1. The seed's table, at {args.games} games a row instead of "
+  """Part 1; True when every row agrees with the published one."""
+  print(f"== 1. The published table, at {args.games} games a row instead of "
         f"its {SEED_GAMES} ==\n")
   print("UCT with random rollouts plays X (first) against a uniformly "
         "random O on\ntic-tac-toe; each cell is a rate with its 95% "
-        "interval, and 'consistent'\ntests it against the seed's published "
+        "interval, and 'consistent'\ntests it against the published "
         f"{SEED_GAMES}-game row. For the full table:\n"
         "`alphago-jax reproduce mcts-vs-random` (about a minute).\n",
         flush=True)
   start = time.perf_counter()
   ok = print_mcts_vs_random(args.games, args.seed, args.table_simulations)
   print(f"\n({time.perf_counter() - start:.0f} s; every row consistent "
-        f"with the seed's: {'yes' if ok else 'NO'})\n", flush=True)
+        f"with the published one: {'yes' if ok else 'NO'})\n", flush=True)
   return ok
 
 

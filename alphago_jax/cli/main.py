@@ -15,7 +15,7 @@ from alphago_jax.core import rundir
 # name -> (module, one line of help)
 COMMANDS = {
     "demo": ("alphago_jax.cli.demo",
-             "no training needed: the seed's table at a reduced size, then "
+             "no training needed: the published table at a reduced size, then "
              "the shipped 9x9 network against GNU Go, in minutes"),
     "train": ("alphago_jax.cli.train",
               "train a network in a run directory (AlphaZero on "
@@ -33,7 +33,7 @@ COMMANDS = {
              "draw a position (SGF + move number or a move list) with the "
              "network's policy and search visits as SVG/PNG; plot metrics"),
     "reproduce": ("alphago_jax.cli.reproduce",
-                  "rerun a table of the README: mcts-vs-random, "
+                  "rerun a published table or a result: mcts-vs-random, "
                   "tictactoe-perfect, go9-curve"),
     "sweep": ("alphago_jax.cli.sweep",
               "ablate AlphaGo's search parameters (presets lambda, c-puct, "

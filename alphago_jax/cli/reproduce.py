@@ -1,4 +1,4 @@
-"""`alphago-jax reproduce NAME`: rerun a table of the README.
+"""`alphago-jax reproduce NAME`: rerun a published table or one of our results.
 
     alphago-jax reproduce mcts-vs-random [--games 200] [--seed 0]
     alphago-jax reproduce tictactoe-perfect [--output runs/ttt-perfect]
@@ -8,13 +8,13 @@
 
 - `mcts-vs-random`: UCT (X, moves first) against a uniformly random O on
   tic-tac-toe at 0, 10, 100 and 1000 simulations a move: win/draw/loss
-  with 95% Wilson intervals beside the seed's published 200-game figures,
+  with 95% Wilson intervals beside the published 200-game figures,
   and whether each row is consistent with them (a Newcombe interval per
   outcome).
 - `tictactoe-perfect`: AlphaZero on tic-tac-toe from random initialisation
-  (the README's preset) until neither the raw policy nor the network with
+  (the game spec's defaults) until neither the raw policy nor the network with
   search loses a game to the perfect solver (1000 games a colour each); a
-  run directory, resumable, with the README's table at the end.
+  run directory, resumable, with the table at the end.
 - `go9-curve`: the 9×9 learning curve (`experiments/go9_learning_curve.py`
   of the source checkout; arguments after `--` go to it).
 - `lambda`, `c-puct`: the committed ablations of AlphaGo's search
@@ -46,7 +46,7 @@ from alphago_jax.core.rundir import RunConfigError
 from alphago_jax.core.stats import Z95
 from alphago_jax.viz.curves import latest_records
 
-# The seed's table: UCT X against random O, 200 games a row (w/d/l, %).
+# The published table: UCT X against random O, 200 games a row (w/d/l, %).
 PUBLISHED = {0: (58.5, 12.5, 29.0), 10: (87.5, 5.5, 7.0),
              100: (97.5, 2.5, 0.0), 1000: (98.0, 2.0, 0.0)}
 PUBLISHED_GAMES = 200
@@ -114,7 +114,7 @@ def print_mcts_vs_random(num_games: int, seed: int,
 def tictactoe_perfect(output: str, *, seed: int = 0,
                       max_iterations: int = 400,
                       eval_games: int = 1000) -> int:
-  """Trains the README's tic-tac-toe run until perfect; prints its table."""
+  """Trains the default tic-tac-toe run until perfect; prints its table."""
   config_path = os.path.join(output, rundir.CONFIG_FILE)
   if os.path.exists(config_path):
     _, run, _ = rundir.read_config(output, STAGES)
@@ -174,7 +174,7 @@ EXAMPLES = """examples:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReproduceArgs:
-  """Rerun a table of the README.
+  """Rerun a published table or one of our results.
 
   Attributes:
     name: mcts-vs-random, tictactoe-perfect, go9-curve, lambda or c-puct.

@@ -304,8 +304,8 @@ def read_config(run_dir: str, stages: Dict[str, type]
 # record leaves out the flags that say where and for how long a call runs
 # (an exact repeat goes elsewhere, and --resume/--hours belong to one call),
 # keeping everything that says what the run computes. Paths are kept as
-# given: relative ones are relative to where the command ran (the
-# repository root in the README), never made absolute.
+# given: relative ones are relative to where the command ran, never made
+# absolute.
 
 COMMAND_FILE = "command.json"
 _CALL_FLAGS = {"--output": True, "--resume": False, "--hours": True}

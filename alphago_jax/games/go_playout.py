@@ -32,12 +32,10 @@ fill), removes the opponent chains in atari and relabels the merged chain.
 The atari flags are then measured again: each stone's smallest and largest
 empty neighbour come from shifted maps, a chain's by one segment max over the
 chain ids (one scatter of N² values and one gather back), and a chain is in
-atari iff the two agree. We tried keeping the flags incrementally (measure
-again only the new chain and the opponent chains next to `p` by masked
-min/max reductions over `[5, N²]`, and clear the mover's chains freed by a
-capture in a small while loop): exact, but half the speed of the scatter on
-XLA CPU (9×9 and 19×19); the C engines' linked lists of chain stones have no
-cheap XLA counterpart. Sampling is one max-reduction over per-point hash keys
+atari iff the two agree. Keeping the flags incrementally (masked min/max
+reductions over only the chains next to `p`) is exact too but slower on
+XLA's CPU backend than this one scatter: the C engines' linked lists of
+chain stones have no cheap XLA counterpart. Sampling is one max-reduction over per-point hash keys
 that carry the point index in their low bits.
 
 Policies (`POLICIES`, by name; `register_policy` adds one, e.g. the learned

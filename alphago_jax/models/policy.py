@@ -82,12 +82,10 @@ class PolicyNetConfig:
 
   @classmethod
   def cpu(cls) -> "PolicyNetConfig":
-    """The default, 6 layers of 64 filters, plain: sized for an 8-hour run
-    on a 2-core CPU. Training cost grows with layers x filters², so in the
-    same time it sees ~4.5x the positions of a 12x96 net: over two epochs
-    of the 3.5M KGS training positions against about half of one, where
-    the reference 12x96 needed 4M positions for 43.5%. Plain, as the paper's: on a CPU batch norm is
-    extra passes over every layer's activations."""
+    """The default, 6 layers of 64 filters, plain: sized for hours on a
+    2-core CPU. Training cost grows with layers x filters², so in the same
+    time it sees ~4.5x the positions of a 12x96 net. Plain, as the paper's:
+    on a CPU batch norm is extra passes over every layer's activations."""
     return cls()
 
   @classmethod

@@ -21,8 +21,8 @@ So Q(s, a) = r + discount * V(child) is always from the mover's point of
 view, and W/N = (Q + 1) / 2.
 
 N(s) is mctx's visit count of the node, which counts the evaluation made when
-the node was created (the root starts at 1); the seed's textbook code does not
-count it for the root. The difference is one visit at the root only.
+the node was created (the root starts at 1); textbook UCT does not count it
+for the root. The difference is one visit at the root only.
 """
 
 from __future__ import annotations

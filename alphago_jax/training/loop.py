@@ -14,7 +14,7 @@ all-reduce. Everything is deterministic for a given seed on the CPU.
 Multi-host: call `jax.distributed.initialize(...)` in every process first;
 `make_mesh()` then spans all processes' devices and the same program runs
 everywhere (self-play data is generated on the devices, so nothing is fed
-from the hosts). See README, "Scaling out".
+from the hosts). See docs/results/alphazero.md, "Scaling out".
 """
 
 from __future__ import annotations

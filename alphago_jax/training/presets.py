@@ -8,7 +8,7 @@ from alphago_jax.training.config import TrainConfig
 
 
 def tictactoe(policy: str = "gumbel") -> TrainConfig:
-  """AlphaZero on tic-tac-toe, sized for a 2-core CPU (see README)."""
+  """AlphaZero on tic-tac-toe, sized for a 2-core CPU."""
   if policy == "gumbel":
     search = AlphaZeroSearchConfig(num_simulations=16, policy="gumbel",
                                    temperature_moves=9, gumbel_scale=1.0)
@@ -26,7 +26,7 @@ def tictactoe(policy: str = "gumbel") -> TrainConfig:
 
 
 def go9() -> TrainConfig:
-  """AlphaZero on 9×9 Go, sized for hours on a 2-core CPU (see README).
+  """AlphaZero on 9×9 Go, sized for hours on a 2-core CPU.
 
   A small tower and few Gumbel simulations: Gumbel MuZero's policy
   improvement is sound with few simulations, which is what a CPU affords.

@@ -22,7 +22,7 @@ iteration is three compiled pieces driven from Python (`make_iteration`):
 the games, one jitted chunk gradient called once per chunk holding the
 learner's moves, and the update: on XLA's CPU backend convolution
 gradients inside a `lax.scan` body ran an order of magnitude slower than
-the same gradients outside a loop (README). Every
+the same gradients outside a loop. Every
 `snapshot_every` iterations the new parameters go into the pool (a ring
 buffer of `pool_size`).
 
