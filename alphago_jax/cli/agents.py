@@ -28,14 +28,12 @@ import shlex
 import shutil
 from typing import Any, Optional, Tuple
 
-from alphago_jax import games, search, training
+from alphago_jax import search, training
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun
 from alphago_jax.core import rundir
 from alphago_jax.engines import gnugo_player
 from alphago_jax.models.resnet import make_evaluate_fn, make_network
-from alphago_jax.training import presets, snapshots
-
-GAMES = ("tictactoe", "go9")
+from alphago_jax.training import game_specs, snapshots
 
 
 class SpecError(ValueError):
@@ -43,11 +41,11 @@ class SpecError(ValueError):
 
 
 def make_game(name: str):
-  if name == "tictactoe":
-    return games.make("tictactoe")
-  if name == "go9":
-    return games.make("go", size=9)
-  raise SpecError(f"game must be one of {GAMES}, got {name!r}")
+  """The game `name` of `training.game_specs`."""
+  try:
+    return game_specs.get(name).make()
+  except ValueError as e:
+    raise SpecError(str(e)) from None
 
 
 def run_train_config(run_dir: str, game_name: str):
@@ -64,7 +62,7 @@ def run_train_config(run_dir: str, game_name: str):
       raise SpecError(f"{run_dir} is a {run.game} run, not {game_name}")
     return run.train
   del stage
-  return presets.tictactoe() if game_name == "tictactoe" else presets.go9()
+  return game_specs.get(game_name).train()
 
 
 def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
@@ -170,8 +168,9 @@ def make_agent(spec: str, game_name: str):
     return search.monte_carlo_agent(game, search.MonteCarloConfig(
         rollouts_per_action=_count(spec, rest)))
   if kind == "solver" and not rest:
-    if game_name != "tictactoe":
-      raise SpecError("the solver plays tic-tac-toe only")
+    if game_specs.get(game_name).evaluation != "solver":
+      raise SpecError(f"the exact solver does not play {game_name} (only "
+                      f"games small enough to solve, e.g. tictactoe)")
     return search.solver_agent(game)
   if kind in ("policy", "net") and rest:
     path, sims = rest, None

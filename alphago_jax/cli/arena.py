@@ -24,7 +24,7 @@ import dataclasses
 import json
 import sys
 import time
-from typing import List, Literal, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import jax
 import tyro
@@ -32,11 +32,13 @@ import tyro
 from alphago_jax import engines, evaluation
 from alphago_jax.cli.agents import (EngineSpec, SpecError, engine_spec,
                                     make_agent, make_game)
+from alphago_jax.cli.configs import AlphaZeroGame
 from alphago_jax.engines.gtp_client import GTPConnectionError, GTPError
 from alphago_jax.evaluation import MatchResult, referee
 from alphago_jax.evaluation.gnugo_match import DEFAULT_GNUGO_ARGS, GTPPlayer
 from alphago_jax.games.sgf import result_string
 from alphago_jax.play import Record
+from alphago_jax.training import game_specs
 
 EXAMPLES = """examples:
   alphago-jax arena uct:100 random --game tictactoe --games-per-colour 100
@@ -54,7 +56,7 @@ class ArenaArgs:
     agents: the two agents, A then B (random, uct:N, mc:N, solver,
       policy:DIR, net:DIR[:N]; on go9 also GTP engines: gnugo[:LEVEL],
       gtp:COMMAND).
-    game: "tictactoe" or "go9".
+    game: a game of `training.game_specs` (tictactoe, go9, ...).
     games_per_colour: games with A first, and as many with B first.
     max_moves: stop unfinished games after this many moves a side (scored
       as draws; against a GTP engine, scored on the board); default: play
@@ -63,7 +65,7 @@ class ArenaArgs:
     json: also print the result as one JSON line.
   """
   agents: tyro.conf.Positional[Tuple[str, str]]
-  game: Literal["tictactoe", "go9"] = "tictactoe"
+  game: AlphaZeroGame = "tictactoe"
   games_per_colour: int = 50
   max_moves: Optional[int] = None
   seed: int = 0
@@ -83,7 +85,7 @@ def main(argv: List[str]) -> int:
   try:
     game = make_game(args.game)
     engines = [engine_spec(spec) for spec in args.agents]
-    if any(engines) and args.game != "go9":
+    if any(engines) and not game_specs.get(args.game).go:
       raise SpecError("GTP engines (gnugo, gtp:) play Go: add --game go9")
     a, b = (make_agent(spec, args.game) if engine is None else engine
             for spec, engine in zip(args.agents, engines))

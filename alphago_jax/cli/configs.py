@@ -14,13 +14,11 @@ from typing import Annotated, Literal, Optional
 import tyro
 
 from alphago_jax.core.checks import check_bool, check_int, check_positive
-from alphago_jax.training import presets
+from alphago_jax.training import game_specs
 from alphago_jax.training.config import TrainConfig
 
-AlphaZeroGame = Literal["tictactoe", "go9"]
-# Actions and the longest game of each (checked here, so that a config that
-# cannot run fails before anything starts).
-NUM_ACTIONS = {"tictactoe": 9, "go9": 82}
+# The games of `training.game_specs`, as choices for the command line.
+AlphaZeroGame = Literal[tuple(game_specs.names())]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -28,7 +26,7 @@ class AlphaZeroRun:
   """An AlphaZero run: self-play and learning from random initialisation.
 
   Attributes:
-    game: "tictactoe" or "go9" (9x9 Go, komi 7.5, positional superko).
+    game: a game of `training.game_specs` (tictactoe, go9, ...).
     train: the self-play, network, search and optimiser config.
     seed: seeds the network and every random draw of the run.
     iterations: stop once this many iterations are done.
@@ -41,10 +39,11 @@ class AlphaZeroRun:
       Go: both against random play, and a network snapshot for the
       learning curve.
     eval_games: games per colour of each evaluation.
-    stop_when_perfect: tic-tac-toe: stop at the first evaluation in which
-      neither the raw policy nor the search loses a game to the solver.
+    stop_when_perfect: games judged by the exact solver (tic-tac-toe): stop
+      at the first evaluation in which neither the raw policy nor the
+      search loses a game to the solver.
     augment: train on a random one of the 8 board symmetries per example
-      (Go only).
+      (games whose rules have them, e.g. Go).
     cpu_devices: XLA CPU devices (one per core uses every core; the games
       and batches are split over them). XLA_FLAGS wins where it sets one.
   """
@@ -61,9 +60,10 @@ class AlphaZeroRun:
   cpu_devices: int = 1
 
   def __post_init__(self):
-    if self.game not in ("tictactoe", "go9"):
-      raise ValueError(f"game must be 'tictactoe' or 'go9', got "
-                       f"{self.game!r}")
+    try:
+      spec = game_specs.get(self.game)
+    except ValueError as e:
+      raise ValueError(str(e)) from None
     if not isinstance(self.train, TrainConfig):
       raise ValueError(f"train must be a TrainConfig, got {self.train!r}")
     check_int("seed", self.seed, 0)
@@ -78,17 +78,19 @@ class AlphaZeroRun:
                        f"{self.cpu_devices}")
     for name in ("stop_when_perfect", "augment"):
       check_bool(name, getattr(self, name))
-    if self.stop_when_perfect and self.game != "tictactoe":
-      raise ValueError("stop_when_perfect needs the solver: tictactoe only")
-    if self.augment and self.game == "tictactoe":
-      raise ValueError("augment: board symmetries are for Go only")
+    if self.stop_when_perfect and spec.evaluation != "solver":
+      raise ValueError(f"stop_when_perfect needs the exact solver, which "
+                       f"{self.game} has not")
+    if self.augment and not spec.symmetric:
+      raise ValueError(f"augment: the rules of {self.game} have no board "
+                       f"symmetries")
     if self.stop_when_perfect and not self.eval_every:
       raise ValueError("stop_when_perfect needs eval_every >= 1")
     m = self.train.search.max_num_considered_actions
-    if m is not None and m > NUM_ACTIONS[self.game]:
+    if m is not None and m > spec.make().num_actions:
       raise ValueError(
           f"train.search.max_num_considered_actions={m} exceeds the "
-          f"{NUM_ACTIONS[self.game]} actions of {self.game}")
+          f"{spec.make().num_actions} actions of {self.game}")
     for name in ("num_games", "batch_size"):
       if getattr(self.train, name) % self.cpu_devices:
         raise ValueError(
@@ -98,16 +100,9 @@ class AlphaZeroRun:
 
 
 def alphazero_defaults(game: str) -> AlphaZeroRun:
-  """The measured settings of the README for `game`."""
-  if game == "tictactoe":
-    return AlphaZeroRun(game="tictactoe", train=presets.tictactoe(),
-                        iterations=200, checkpoint_every=10, eval_every=10,
-                        eval_games=256)
-  if game == "go9":
-    return AlphaZeroRun(game="go9", train=presets.go9(), iterations=100_000,
-                        hours=3.0, checkpoint_every=2, eval_every=5,
-                        eval_games=16, augment=True, cpu_devices=2)
-  raise ValueError(f"game must be 'tictactoe' or 'go9', got {game!r}")
+  """The measured settings of `game` (its `training.game_specs` entry)."""
+  spec = game_specs.get(game)
+  return AlphaZeroRun(game=game, train=spec.train(), **spec.run_defaults)
 
 
 # (AlphaGo's 2016 stages record their options in command.json instead:

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from typing import List, Literal
+from typing import List
 
 import jax
 import jax.numpy as jnp
@@ -27,9 +27,11 @@ import tqdm
 import tyro
 
 from alphago_jax.cli.agents import SpecError, make_agent, make_game
+from alphago_jax.cli.configs import AlphaZeroGame
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.games import base as game_base
 from alphago_jax.games import sgf
+from alphago_jax.training import game_specs
 
 EXAMPLES = """examples:
   alphago-jax selfplay --agent net:checkpoints/go9 --game go9 --games 8 --output games/go9
@@ -43,14 +45,14 @@ class SelfPlayArgs:
   Attributes:
     agent: the agent of both sides (random, uct:N, mc:N, solver,
       policy:DIR, net:DIR[:N]).
-    game: "tictactoe" or "go9".
+    game: a game of `training.game_specs` (tictactoe, go9, ...).
     games: games, played as one batch.
     output: the folder the games are written to.
     seed: the games' key.
     progress: a progress bar (default: when stderr is a terminal).
   """
   agent: str
-  game: Literal["tictactoe", "go9"] = "tictactoe"
+  game: AlphaZeroGame = "tictactoe"
   games: int = 8
   output: str = "games"
   seed: int = 0
@@ -116,7 +118,7 @@ def main(argv: List[str]) -> int:
     winner = None if rewards[0] == rewards[1] else int(np.argmax(rewards))
     entry = {"game": i, "agent": args.agent, "seed": args.seed,
              "length": len(moves), "winner": winner}
-    if args.game == "go9":
+    if game_specs.get(args.game).go:
       score = float(final.score[i])
       entry["moves"] = [game.action_to_vertex(a) for a in moves]
       entry["score"] = score

@@ -28,12 +28,12 @@ import jax
 import tyro
 from jax.experimental import multihost_utils
 
-from alphago_jax import games, training
+from alphago_jax import training
 from alphago_jax.cli import stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 from alphago_jax.core import cpu_devices, rundir
 from alphago_jax.search.agents import random_agent
-from alphago_jax.training import snapshots
+from alphago_jax.training import game_specs, snapshots
 from alphago_jax.training.augment import dihedral_augment
 from alphago_jax.training.replay import identity_augment
 
@@ -99,12 +99,12 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
                         config=run)
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("alphago-jax train: output ready")
-  if run.game == "tictactoe":
-    game = games.make("tictactoe")
+  spec = game_specs.get(run.game)
+  game = spec.make()
+  if spec.evaluation == "solver":
     evaluator = training.make_solver_evaluator(
         game, config, games_per_colour=run.eval_games, seed=run.seed + 1)
   else:
-    game = games.make("go", size=9)
     vs_random = training.make_reference_evaluator(
         game, config, random_agent, games_per_colour=run.eval_games,
         seed=run.seed + 1, name="random")
@@ -153,7 +153,8 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TrainAlphaZero:
-  """AlphaZero from random initialisation (defaults: the README's run).
+  """AlphaZero from random initialisation (defaults: the game's spec in
+  `training.game_specs`).
 
   Attributes:
     output: the run directory (must not hold a run yet).
@@ -226,11 +227,9 @@ AlphaGo's 2016 stages (each with --help, --resume or rerun, --quick):
 
 
 def _defaults():
-  return {
-      "tictactoe": TrainAlphaZero(output="runs/ttt",
-                                  run=alphazero_defaults("tictactoe")),
-      "go9": TrainAlphaZero(output="runs/go9", run=alphazero_defaults("go9")),
-  }
+  return {name: TrainAlphaZero(output=f"runs/{name}",
+                               run=alphazero_defaults(name))
+          for name in game_specs.names()}
 
 
 def _show(stage: str, run: Any) -> None:

@@ -1,0 +1,93 @@
+"""The games the AlphaZero loop and the command line know, by name.
+
+A `GameSpec` is everything the edges need to train, play and evaluate a
+game without naming it: how to build it, its AlphaZero training config
+and run defaults, how training evaluates it (the exact solver where one
+fits, else a reference agent), and whether board symmetries augment its
+data. `register` adds one; the CLI (`train`, `arena`, `selfplay`) reads
+`names()` and `get(name)` and never names a game itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, List, Mapping
+
+from alphago_jax import games
+from alphago_jax.core.registry import Registry
+from alphago_jax.games import base as game_base
+from alphago_jax.training import presets
+from alphago_jax.training.config import TrainConfig
+
+EVALUATIONS = ("solver", "random")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GameSpec:
+  """One trainable game.
+
+  Attributes:
+    name: the command line's name ("tictactoe", "go9").
+    description: one line for help texts.
+    make: builds the game.
+    train: its AlphaZero `TrainConfig` (sized for a 2-core CPU).
+    run_defaults: the run settings of `alphago-jax train NAME` that differ
+      from `AlphaZeroRun`'s defaults (iterations, hours, evaluation...).
+    evaluation: "solver" (against the exact solver; small games) or
+      "random" (against uniformly random play, with a network snapshot per
+      evaluation for later learning curves).
+    symmetric: the rules are invariant under the 8 symmetries of the
+      square board, so training may augment by them.
+    go: the game is Go (SGF records, GTP engines such as GNU Go apply).
+  """
+  name: str
+  description: str
+  make: Callable[[], game_base.Game]
+  train: Callable[[], TrainConfig]
+  run_defaults: Mapping[str, object] = dataclasses.field(
+      default_factory=dict)
+  evaluation: str = "random"
+  symmetric: bool = False
+  go: bool = False
+
+  def __post_init__(self):
+    if self.evaluation not in EVALUATIONS:
+      raise ValueError(f"evaluation must be one of {EVALUATIONS}, got "
+                       f"{self.evaluation!r}")
+
+
+_SPECS: Registry[GameSpec] = Registry("game")
+
+
+def register(spec: GameSpec) -> GameSpec:
+  """Adds `spec` (its name must be new)."""
+  return _SPECS.register(spec.name, spec)
+
+
+def names() -> List[str]:
+  """The registered games' names, in registration order."""
+  return _SPECS.names()
+
+
+def get(name: str) -> GameSpec:
+  """The spec called `name`.
+
+  Raises:
+    ValueError: an unknown name (the message lists the known ones).
+  """
+  return _SPECS.get(name)
+
+
+register(GameSpec(
+    name="tictactoe", description="tic-tac-toe (solved: the exact solver "
+    "judges it)", make=lambda: games.make("tictactoe"),
+    train=presets.tictactoe, evaluation="solver",
+    run_defaults=dict(iterations=200, checkpoint_every=10, eval_every=10,
+                      eval_games=256)))
+register(GameSpec(
+    name="go9", description="9x9 Go, komi 7.5, positional superko",
+    make=lambda: games.make("go", size=9), train=presets.go9,
+    evaluation="random", symmetric=True, go=True,
+    run_defaults=dict(iterations=100_000, hours=3.0, checkpoint_every=2,
+                      eval_every=5, eval_games=16, augment=True,
+                      cpu_devices=2)))
