@@ -128,12 +128,15 @@ def test_illegal_actions_follow_the_contract(game):
     game.step(s, jnp.int32(game.num_actions))
   with pytest.raises(ValueError):
     game.step(s, jnp.int32(-1))
-  s = jitted(game.step)(s, jnp.int32(0))       # now point 0 is occupied
-  assert not bool(s.legal_action_mask[0])
+  # The first legal action (a placement in every game so far): played
+  # once, its point is occupied, so playing it again is illegal.
+  a = int(np.flatnonzero(np.asarray(s.legal_action_mask))[0])
+  s = jitted(game.step)(s, jnp.int32(a))
+  assert not bool(s.legal_action_mask[a])
   with pytest.raises(ValueError, match="illegal"):
-    game.step(s, jnp.int32(0))
+    game.step(s, jnp.int32(a))
   mover = int(s.current_player)
-  t = jitted(game.step)(s, jnp.int32(0))
+  t = jitted(game.step)(s, jnp.int32(a))
   assert bool(t.terminated)
   assert float(t.rewards[mover]) == -1.0 and float(t.rewards[1 - mover]) == 1.0
 

@@ -7,10 +7,12 @@ from alphago_jax.games.go import Go, GoState
 from alphago_jax.games.go_patterns import PatternConfig, point_features
 from alphago_jax.games.go_playout import (POLICIES, GoPlayout, PlayoutState,
                                           register_policy)
+from alphago_jax.games.othello import Othello
 from alphago_jax.games.tictactoe import TicTacToe
 
 _REGISTRY: Dict[str, GameFactory] = {
     "go": Go,
+    "othello": Othello,
     "tictactoe": TicTacToe,
 }
 
@@ -42,6 +44,6 @@ def make(name: str, **options) -> Game:
 
 
 __all__ = ["Action", "Game", "GameFactory", "Go", "GoPlayout", "GoState",
-           "POLICIES", "PatternConfig", "PlayoutState", "State", "TicTacToe",
-           "available", "make", "point_features", "register",
+           "Othello", "POLICIES", "PatternConfig", "PlayoutState", "State",
+           "TicTacToe", "available", "make", "point_features", "register",
            "register_policy"]

@@ -16,6 +16,8 @@ from typing import Callable, List, Mapping
 from alphago_jax import games
 from alphago_jax.core.registry import Registry
 from alphago_jax.games import base as game_base
+from alphago_jax.models.resnet import ResNetConfig
+from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 from alphago_jax.training import presets
 from alphago_jax.training.config import TrainConfig
 
@@ -91,3 +93,21 @@ register(GameSpec(
     run_defaults=dict(iterations=100_000, hours=3.0, checkpoint_every=2,
                       eval_every=5, eval_games=16, augment=True,
                       cpu_devices=2)))
+register(GameSpec(
+    name="othello", description="8x8 Othello (pgx's rules; judged against "
+    "random play)", make=lambda: games.make("othello"),
+    # A go9-like recipe with a smaller tower: 60 placements plus passes fit
+    # in 130 moves, so every self-play game ends within one chunk; the
+    # replay buffer stays out of checkpoints, as go9's.
+    train=lambda: TrainConfig(
+        model=ResNetConfig(num_blocks=2, channels=32, value_hidden=64),
+        search=AlphaZeroSearchConfig(
+            num_simulations=16, policy="gumbel", temperature_moves=10,
+            gumbel_scale=1.0, max_num_considered_actions=16),
+        max_moves=130, num_games=64, random_opening_moves=4,
+        buffer_capacity=64 * 130 * 4, batch_size=256, gradient_steps=16,
+        optimizer="adam", learning_rate=2e-3, lr_boundaries=(10000,),
+        lr_decay=0.3, weight_decay=1e-4, save_buffer=False),
+    evaluation="random", symmetric=True,
+    run_defaults=dict(iterations=300, checkpoint_every=2, eval_every=5,
+                      eval_games=16, augment=True)))
