@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import optax
 
 from alphago_jax.models.resnet import PolicyValueNet
+from alphago_jax.training import optim
 from alphago_jax.training.config import TrainConfig
 from alphago_jax.training.replay import Sample
 
@@ -23,9 +24,8 @@ def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
   schedule = optax.piecewise_constant_schedule(
       config.learning_rate,
       {b: config.lr_decay for b in config.lr_boundaries})
-  if config.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=config.momentum)
-  return optax.adam(schedule)
+  return optim.optimizer(config.optimizer, schedule,
+                         momentum=config.momentum)
 
 
 def loss_fn(params: chex.ArrayTree, batch_stats: chex.ArrayTree,

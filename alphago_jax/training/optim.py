@@ -103,9 +103,19 @@ def make_schedule(config: ScheduleConfig) -> optax.Schedule:
       [config.warmup_steps])
 
 
+def optimizer(name: str, learning_rate, *, momentum=None
+              ) -> optax.GradientTransformation:
+  """The one optimiser factory of every stage: "adam", or "sgd" with
+  `momentum` (None: plain SGD), at `learning_rate` (a float or an optax
+  schedule)."""
+  if name == "adam":
+    return optax.adam(learning_rate)
+  if name == "sgd":
+    return optax.sgd(learning_rate, momentum=momentum)
+  raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {name!r}")
+
+
 def make_optimizer(config: ScheduleConfig) -> optax.GradientTransformation:
   """Adam, or SGD with momentum, on `make_schedule`."""
-  schedule = make_schedule(config)
-  if config.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=config.momentum or None)
-  return optax.adam(schedule)
+  return optimizer(config.optimizer, make_schedule(config),
+                   momentum=config.momentum or None)

@@ -178,9 +178,8 @@ class OpponentPool:
 
 
 def make_optimizer(config: ReinforceConfig) -> optax.GradientTransformation:
-  if config.optimizer == "adam":
-    return optax.adam(config.learning_rate)
-  return optax.sgd(config.learning_rate, momentum=config.momentum or None)
+  return optim.optimizer(config.optimizer, config.learning_rate,
+                         momentum=config.momentum or None)
 
 
 def init_reinforce_state(config: ReinforceConfig, seed: int,

@@ -34,7 +34,7 @@ from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import go_patterns
 from alphago_jax.models import rollout_policy as model_lib
-from alphago_jax.training import host_loop
+from alphago_jax.training import host_loop, optim
 from alphago_jax.training.state import TrainState
 from alphago_jax.core.types import MASKED_LOGIT
 
@@ -104,7 +104,7 @@ def make_schedule(config: RolloutTrainConfig) -> optax.Schedule:
 
 def make_optimizer(config: RolloutTrainConfig
                    ) -> optax.GradientTransformation:
-  return optax.adam(make_schedule(config))
+  return optim.optimizer("adam", make_schedule(config))
 
 
 def init_state(config: RolloutTrainConfig, seed: int) -> TrainState:
