@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax import games, search, training
+from alphago_jax.search.alphago import AlphaGoParams, AlphaGoStatic, split_evaluate
 from alphago_jax.models.resnet import make_evaluate_fn, make_network
 from alphago_jax.training import snapshots
 
@@ -50,9 +51,9 @@ def main():
   config = training.presets.go9()
   [(_, path)] = snapshots.list_snapshots(CHECKPOINT)
   variables, _ = snapshots.load(path, architecture=config.architecture(game))
-  prior, value = search.split_evaluate(
+  prior, value = split_evaluate(
       game, make_evaluate_fn(make_network(game, config.model)))
-  static = search.AlphaGoStatic(num_simulations=args.simulations)
+  static = AlphaGoStatic(num_simulations=args.simulations)
   pyspiel = _openspiel()
   print(f"9×9, {args.simulations} simulations per move from the empty "
         f"board, median of {args.repeats}")
@@ -66,7 +67,7 @@ def main():
         game, prior, value, (variables, variables), k, s, config=static,
         params=p).action)
     for lam in (0.0, 0.5, 1.0):
-      p = search.AlphaGoParams(c_puct=jnp.float32(5.0),
+      p = AlphaGoParams(c_puct=jnp.float32(5.0),
                                mixing=jnp.float32(lam))
       jax.block_until_ready(run(p, jax.random.key(1), states))  # warm-up
       times = []

@@ -12,7 +12,7 @@ it), in one process:
   (`lax.map` over the values: compiles as one value does, plays them in
   turn);
 * separate: what a user would write today, a config per value and one
-  jitted match each (`search.play_games` under `jax.jit`, the config's
+  jitted match each (`play_games` under `jax.jit`, the config's
   c_puct a constant of the program), so one compilation per value.
 
 Both play the same games per value with the same keys; the script checks
@@ -36,13 +36,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax import games, search
+from alphago_jax.search.sweep import match_outcomes, play_games
+from alphago_jax.search.alphago import uniform_policy
 
 C_PUCT = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0)
 SETTINGS = {"quick": 16, "long": 256}
 
 
 def _agent(game, static, params):
-  return search.alphago_agent(game, search.uniform_policy, None, (None, None),
+  return search.alphago_agent(game, uniform_policy, None, (None, None),
                               static, params)
 
 
@@ -53,7 +55,7 @@ def run_sweep(game, simulations, games_per_colour, key,
       num_simulations=simulations, mixing=1.0).split()
   t0 = time.perf_counter()
   params, _ = search.grid(base, {"c_puct": list(C_PUCT)})
-  run = jax.jit(lambda p, k: search.match_outcomes(
+  run = jax.jit(lambda p, k: match_outcomes(
       game, lambda q: _agent(game, static, q), p, search.random_agent, k,
       games_per_colour=games_per_colour, values_per_batch=values_per_batch))
   wdl = jax.block_until_ready(run(params, key))
@@ -72,7 +74,7 @@ def run_separate(game, simulations, games_per_colour, key):
     config = search.AlphaGoSearchConfig(num_simulations=simulations,
                                         mixing=1.0, c_puct=c)
     agent = _agent(game, config, None)
-    run = jax.jit(lambda k, agent=agent: search.play_games(
+    run = jax.jit(lambda k, agent=agent: play_games(
         game, agent, search.random_agent, k, seats))
     r = np.asarray(jax.block_until_ready(run(key)))
     rows.append([(r > 0).sum(), (r == 0).sum(), (r < 0).sum()])

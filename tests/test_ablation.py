@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import search
+from alphago_jax.search.alphago import AlphaGoParams, AlphaGoStatic, uniform_policy
 from alphago_jax.search import tree_reuse
 from alphago_jax.cli.main import main as cli
 from alphago_jax.evaluation import ablation
@@ -231,7 +232,7 @@ def _value(variables, obs):
 def _two_values_four_games():
   """Two c_puct values at λ = 0, and four tic-tac-toe positions (two
   games a value)."""
-  params = search.AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
+  params = AlphaGoParams(c_puct=np.float32([0.3, 4.0]),
                                 mixing=np.float32([0.0, 0.0]),
                                 virtual_loss=np.float32([3.0, 3.0]),
                                 rollout_temperature=np.float32([1.0, 1.0]),
@@ -245,17 +246,17 @@ def test_group_moves_equal_each_value_alone():
   # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
   # with different c_puct, in one program, play what each value plays alone
   # with its group's key.
-  static = search.AlphaGoStatic(num_simulations=6, use_rollouts=False)
+  static = AlphaGoStatic(num_simulations=6, use_rollouts=False)
   params, states = _two_values_four_games()
   key = jax.random.key(7)
-  make = functools.partial(ablation.variant_agent, TTT, search.uniform_policy,
+  make = functools.partial(ablation.variant_agent, TTT, uniform_policy,
                            _value, static, None)
   # As the matches run it: both agents share one compiled program.
   together = _jit_agent(make(params))(states, key)
   swapped = _jit_agent(make(jax.tree.map(lambda x: x[::-1], params)))(
       states, key)
   alone = jax.jit(lambda p, s, k: search.alphago_search(
-      TTT, search.uniform_policy, _value, (None, None), k, s, config=static,
+      TTT, uniform_policy, _value, (None, None), k, s, config=static,
       params=p).action)
   keys = jax.random.split(key, 2)
   for k in range(2):
@@ -319,10 +320,10 @@ def test_reusing_variants_continue_each_games_own_tree():
   # continues exactly as its value alone does with the same trees, from
   # subtrees a fresh search could not have grown.
   sims = 24
-  static = search.AlphaGoStatic(num_simulations=sims, use_rollouts=False,
+  static = AlphaGoStatic(num_simulations=sims, use_rollouts=False,
                                 reuse_tree=True)
   params, states = _two_values_four_games()
-  agent = ablation.variant_agent(TTT, search.uniform_policy, _value, static,
+  agent = ablation.variant_agent(TTT, uniform_policy, _value, static,
                                  None, params)
   assert isinstance(agent, search.CarryingAgent)
   fn = _jit_agent(agent)
@@ -343,7 +344,7 @@ def test_reusing_variants_continue_each_games_own_tree():
   key = jax.random.key(2)
   actions2, trees2 = fn(nxt, key, trees)
   alone = jax.jit(lambda p, s, k, t: search.alphago_search(
-      TTT, search.uniform_policy, _value, (None, None), k, s, config=static,
+      TTT, uniform_policy, _value, (None, None), k, s, config=static,
       params=p, tree=t))
   keys = jax.random.split(key, 2)
   for k in range(2):

@@ -14,6 +14,7 @@ import pytest
 from mctx._src import search as mctx_search
 
 from alphago_jax import games, search
+from alphago_jax.search.alphago import split_evaluate
 from alphago_jax.games.tictactoe import TicTacToe
 from alphago_jax.search import alphago
 
@@ -278,7 +279,7 @@ def test_go9_with_the_committed_network_and_lean_playouts():
   [(_, path)] = snapshots.list_snapshots(os.path.join(root, "snapshots"))
   variables, _ = snapshots.load(path, architecture=config.architecture(game))
   evaluate = make_evaluate_fn(make_network(game, config.model))
-  prior, value = search.split_evaluate(game, evaluate)
+  prior, value = split_evaluate(game, evaluate)
   static = alphago.AlphaGoStatic(num_simulations=1,
                                  rollout_policy="heuristic")
   s0 = game.init(None)

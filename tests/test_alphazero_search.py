@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import models, search
+from alphago_jax.search.alphazero import AlphaZeroStatic, evaluate_states, make_recurrent_fn, qtransform_raw
 
 from ttt_positions import GAME, batch, position
 
@@ -70,7 +71,7 @@ def test_zero_network_puct_blocks_the_threat():
 
 
 def test_recurrent_fn_signs():
-  rec = search.make_recurrent_fn(GAME, zero_net)
+  rec = make_recurrent_fn(GAME, zero_net)
   states = batch(position(WIN_IN_ONE), 2)
   out, nxt = rec(None, jax.random.key(0), jnp.array([2, 8]), states)
   # Winning move: the mover's reward +1, then nothing (discount 0, value 0).
@@ -85,7 +86,7 @@ def test_recurrent_fn_signs():
 
 
 @pytest.mark.parametrize("qtransform", [
-    mctx.qtransform_by_parent_and_siblings, search.qtransform_raw],
+    mctx.qtransform_by_parent_and_siblings, qtransform_raw],
     ids=["normalised", "raw"])
 def test_no_illegal_child_is_ever_expanded(qtransform):
   # Positions where O has lost in every line (raw Q of every legal move is
@@ -93,12 +94,12 @@ def test_no_illegal_child_is_ever_expanded(qtransform):
   roots = [position(m) for m in ([], [4], [0, 4, 1], [0, 3, 1, 4],
                                  [4, 0, 2, 6, 3])]
   states = jax.tree.map(lambda *x: jnp.stack(x), *roots)
-  logits, value = search.evaluate_states(GAME, zero_net, None, states)
+  logits, value = evaluate_states(GAME, zero_net, None, states)
   out = jax.jit(lambda k: mctx.muzero_policy(
       params=None, rng_key=k,
       root=mctx.RootFnOutput(prior_logits=logits, value=value,
                              embedding=states),
-      recurrent_fn=search.make_recurrent_fn(GAME, zero_net),
+      recurrent_fn=make_recurrent_fn(GAME, zero_net),
       num_simulations=64, invalid_actions=~states.legal_action_mask,
       qtransform=qtransform))(jax.random.key(0))
   tree = out.search_tree
@@ -224,16 +225,16 @@ def test_qtransform_raw_is_alphagos_q():
   # unvisited ones, and illegal children far below both.
   assert search.AlphaZeroSearchConfig(num_simulations=8).normalize_q
   states = batch(position(WIN_IN_ONE), 1)
-  logits, value = search.evaluate_states(GAME, zero_net, None, states)
+  logits, value = evaluate_states(GAME, zero_net, None, states)
   out = mctx.muzero_policy(
       params=None, rng_key=jax.random.key(0),
       root=mctx.RootFnOutput(prior_logits=logits, value=value,
                              embedding=states),
-      recurrent_fn=search.make_recurrent_fn(GAME, zero_net),
+      recurrent_fn=make_recurrent_fn(GAME, zero_net),
       num_simulations=40, invalid_actions=~states.legal_action_mask,
-      qtransform=search.qtransform_raw)
+      qtransform=qtransform_raw)
   tree = jax.tree.map(lambda x: x[0], out.search_tree)
-  q = np.asarray(search.qtransform_raw(tree, tree.ROOT_INDEX))
+  q = np.asarray(qtransform_raw(tree, tree.ROOT_INDEX))
   raw = np.asarray(tree.qvalues(tree.ROOT_INDEX))
   visits = np.asarray(tree.children_visits[tree.ROOT_INDEX])
   legal = np.asarray(states.legal_action_mask[0])
@@ -309,7 +310,7 @@ def test_config_splits_into_static_and_params():
   config = search.AlphaZeroSearchConfig(num_simulations=8, policy="puct",
                                         c_puct=2.0, resign_threshold=-0.8)
   static, params = config.split()
-  assert static == search.AlphaZeroStatic(num_simulations=8, policy="puct")
+  assert static == AlphaZeroStatic(num_simulations=8, policy="puct")
   assert hash(static) == hash(dataclasses.replace(config, c_puct=3.0
                                                   ).static())
   assert float(params.c_puct) == 2.0

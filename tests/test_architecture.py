@@ -95,3 +95,21 @@ def test_the_package_imports_itself_only_at_module_level():
   the contracts' view until the function runs; only optional third-party
   dependencies (matplotlib, tensorboardX) are imported inside functions."""
   assert _function_level_imports() == []
+
+
+def test_every_exported_name_exists_and_search_exports_its_entry_points():
+  """Each package's `__all__` resolves; `search`, like mctx, exports its
+  entry points only (configs, searches, agents, sweeps), the rest staying
+  in its modules."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  import alphago_jax  # pylint: disable=import-outside-toplevel
+  for name in alphago_jax.__all__:
+    if name.startswith("__"):
+      continue
+    package = importlib.import_module(f"alphago_jax.{name}")
+    for export in getattr(package, "__all__", []):
+      assert hasattr(package, export), f"alphago_jax.{name}.{export}"
+  search = importlib.import_module("alphago_jax.search")
+  assert len(search.__all__) <= 25
+  assert {"uct_search", "alphazero_search", "alphago_search",
+          "sweep_search"} <= set(search.__all__)

@@ -18,7 +18,7 @@ import mctx
 import numpy as np
 import pytest
 
-from alphago_jax import search
+from alphago_jax.search.uct import rollout_recurrent_fn, ucb1_action_selection
 from alphago_jax.games.tictactoe import LINES
 from alphago_jax.search import rollout, tree_search
 
@@ -164,11 +164,11 @@ def _compare_with_mctx(key, num_simulations, max_depth=None, moves=(),
   root = mctx.RootFnOutput(prior_logits=jnp.zeros((batch, 9)),
                            value=jnp.zeros(batch), embedding=states)
   kwargs = dict(
-      root=root, recurrent_fn=search.rollout_recurrent_fn(GAME),
+      root=root, recurrent_fn=rollout_recurrent_fn(GAME),
       root_action_selection_fn=functools.partial(
-          search.ucb1_action_selection, exploration=root_c),
+          ucb1_action_selection, exploration=root_c),
       interior_action_selection_fn=functools.partial(
-          search.ucb1_action_selection, exploration=interior_c),
+          ucb1_action_selection, exploration=interior_c),
       num_simulations=num_simulations, max_depth=max_depth,
       invalid_actions=(~states.legal_action_mask).astype(jnp.float32))
   ours = jax.jit(lambda k: tree_search.search(None, k, **kwargs))(key)

@@ -261,7 +261,7 @@ def test_rollout_contract_and_dispatch():
   assert float(out[0]) == -float(out[1])
   done = game.resign(s)
   np.testing.assert_array_equal(pl.rollout(jax.random.key(1), done), 0.0)
-  # search.random_rollout dispatches Go to the lean path.
+  # search.rollout.random_rollout dispatches Go to the lean path.
   np.testing.assert_array_equal(
       rollout.random_rollout(game, jax.random.key(2), s),
       pl.rollout(jax.random.key(2), s))

@@ -11,6 +11,9 @@ import pytest
 
 import python_uct
 from alphago_jax import search
+from alphago_jax.search.uct import UCTParams, rollout_recurrent_fn, ucb1_action_selection, ucb1_scores
+from alphago_jax.search.solver import alphabeta, solve
+from alphago_jax.search.base import argmax_random_tiebreak
 from alphago_jax.search import tree_search, uct
 
 from ttt_positions import GAME, batch, position
@@ -20,7 +23,7 @@ from alphago_jax import play
 
 def test_ucb1_scores_by_hand():
   # Parent N = 100; A: W/N = 0.6 over 50 visits; B: W/N = 0.8 over 4.
-  scores = search.ucb1_scores(jnp.array([0.6, 0.8]), jnp.array([50, 4]),
+  scores = ucb1_scores(jnp.array([0.6, 0.8]), jnp.array([50, 4]),
                               100, math.sqrt(2))
   a = 0.6 + math.sqrt(2) * math.sqrt(math.log(100) / 50)  # 1.0292
   b = 0.8 + math.sqrt(2) * math.sqrt(math.log(100) / 4)  # 2.3174
@@ -47,7 +50,7 @@ def test_ucb1_selection_on_a_hand_built_tree_picks_b():
               jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
   np.testing.assert_allclose(uct.children_win_rates(t, 0)[jnp.array([3, 5])], [0.6, 0.8],
                              rtol=1e-6)
-  action = search.ucb1_action_selection(jax.random.key(0), t, 0,
+  action = ucb1_action_selection(jax.random.key(0), t, 0,
                                         exploration=math.sqrt(2))
   assert int(action) == 5
 
@@ -56,8 +59,8 @@ def test_tree_search_builds_the_same_tree_as_mctx_search():
   states = jax.vmap(GAME.init)(jax.random.split(jax.random.key(0), 8))
   root = mctx.RootFnOutput(prior_logits=jnp.zeros((8, 9)),
                            value=jnp.zeros(8), embedding=states)
-  select = functools.partial(search.ucb1_action_selection, exploration=1.4)
-  kwargs = dict(root=root, recurrent_fn=search.rollout_recurrent_fn(GAME),
+  select = functools.partial(ucb1_action_selection, exploration=1.4)
+  kwargs = dict(root=root, recurrent_fn=rollout_recurrent_fn(GAME),
                 root_action_selection_fn=select,
                 interior_action_selection_fn=select, num_simulations=60)
   ours = jax.jit(lambda k: tree_search.search(None, k, **kwargs))(
@@ -76,10 +79,10 @@ MUST_BLOCK = ([0, 4, 1], 2)
 def flipped_ucb1(rng_key, tree, node_index, depth=0, *, exploration):
   """UCB1 with the backup sign flipped: scores the opponent's wins."""
   legal = tree.embeddings.legal_action_mask[node_index]
-  scores = search.ucb1_scores(1.0 - uct.children_win_rates(tree, node_index),
+  scores = ucb1_scores(1.0 - uct.children_win_rates(tree, node_index),
                               tree.children_visits[node_index],
                               tree.node_visits[node_index], exploration)
-  return search.argmax_random_tiebreak(rng_key, scores, legal)
+  return argmax_random_tiebreak(rng_key, scores, legal)
 
 
 def run_uct(state, n, selection=None):
@@ -104,11 +107,11 @@ def test_every_search_finds_the_win_or_the_block(moves, expected):
       GAME, jax.random.key(2), batch(s, 64),
       config=search.MonteCarloConfig(rollouts_per_action=200))
   assert np.all(np.asarray(mc.action) == expected)
-  sol = search.solve(GAME)
+  sol = solve(GAME)
   ab = search.solver_agent(GAME, sol)(batch(s, 64), jax.random.key(3))
   assert np.all(np.asarray(ab) == expected)
   key = sol.graph.add(jax.device_get(s))
-  v, _ = search.alphabeta(sol.graph, key)
+  v, _ = alphabeta(sol.graph, key)
   assert sol.action_values(key)[expected] == v
 
 
@@ -218,7 +221,7 @@ def test_uct_exploration_is_traced_one_compilation_for_all_values():
     return search.uct_search(GAME, key, states, config=static, params=params)
   states = batch(position([4]), 4)
   key = jax.random.key(2)
-  outs = [run(search.UCTParams(exploration=np.float32(c)), key, states)
+  outs = [run(UCTParams(exploration=np.float32(c)), key, states)
           for c in (0.0, 1.4, 50.0)]
   assert len(traces) == 1
   # c = 0 is greedy on W/N, c = 50 spreads visits near uniformly.
@@ -230,4 +233,4 @@ def test_uct_exploration_is_traced_one_compilation_for_all_values():
   np.testing.assert_array_equal(baked.visit_counts, outs[2].visit_counts)
   with pytest.raises(ValueError, match="exploration"):
     search.uct_search(GAME, key, states, config=static,
-                      params=search.UCTParams(exploration=np.float32(-1)))
+                      params=UCTParams(exploration=np.float32(-1)))

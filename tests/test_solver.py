@@ -4,18 +4,19 @@ import math
 
 import pytest
 
-from alphago_jax import games, search
+from alphago_jax import games
+from alphago_jax.search.solver import alphabeta, minimax, solve
 
 GAME = games.make("tictactoe")
 
 
 @pytest.fixture(scope="module")
 def solution():
-  return search.solve(GAME)
+  return solve(GAME)
 
 
 def test_empty_board_is_a_draw(solution):
-  value, nodes = search.minimax(solution.graph)
+  value, nodes = minimax(solution.graph)
   assert value == 0.0
   assert nodes == 549946  # The full tic-tac-toe game tree, root included.
   assert solution.values[solution.graph.root] == 0.0
@@ -25,10 +26,10 @@ def test_alphabeta_agrees_with_minimax_everywhere_and_prunes(solution):
   graph = solution.graph
   assert len(graph.nodes) == 5478
   for key in graph.nodes:
-    v, _ = search.alphabeta(graph, key)
+    v, _ = alphabeta(graph, key)
     assert v == solution.values[key]
-  v_mm, n_mm = search.minimax(graph)
-  v_ab, n_ab = search.alphabeta(graph)
+  v_mm, n_mm = minimax(graph)
+  v_ab, n_ab = alphabeta(graph)
   assert v_mm == v_ab == 0.0
   assert n_ab < n_mm / 10
 

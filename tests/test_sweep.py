@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from alphago_jax import search
+from alphago_jax.search.sweep import num_values
+from alphago_jax.search.alphago import split_evaluate, uniform_policy
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.search import sweep as sweep_lib
 
@@ -26,7 +28,7 @@ def linear_net(variables, obs, legal):
   return x[:, :-1], jnp.tanh(x[:, -1])
 
 
-POLICY, VALUE = search.split_evaluate(GAME, linear_net)
+POLICY, VALUE = split_evaluate(GAME, linear_net)
 
 
 def roots():
@@ -38,7 +40,7 @@ def test_grid_is_the_cartesian_product_with_labels():
   _, base = search.AlphaGoSearchConfig(num_simulations=4).split()
   params, labels = search.grid(base, {"c_puct": [1, 2, 3],
                                       "mixing": [0.0, 1.0]})
-  assert search.num_values(params) == 6
+  assert num_values(params) == 6
   np.testing.assert_allclose(params.c_puct, [1, 1, 2, 2, 3, 3])
   np.testing.assert_allclose(params.mixing, [0, 1, 0, 1, 0, 1])
   assert params.c_puct.dtype == np.float32
@@ -64,7 +66,7 @@ def test_bad_grid(values, match):
 def test_unstacked_params_are_rejected():
   _, base = search.AlphaGoSearchConfig(num_simulations=4).split()
   with pytest.raises(ValueError, match="leading axis"):
-    search.num_values(base)
+    num_values(base)
 
 
 def sweep_alphazero(static):
@@ -129,7 +131,7 @@ def ttt_match():
   static, base = search.AlphaGoSearchConfig(num_simulations=16,
                                             mixing=1.0).split()
   make_agent = lambda p: search.alphago_agent(
-      GAME, search.uniform_policy, None, (None, None), static, p)
+      GAME, uniform_policy, None, (None, None), static, p)
   return make_agent, base
 
 

@@ -8,7 +8,8 @@ import mctx
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from alphago_jax import games, search
+from alphago_jax import games
+from alphago_jax.search.uct import rollout_recurrent_fn, ucb1_action_selection
 from alphago_jax.search import tree_search
 
 import profiles
@@ -19,14 +20,14 @@ N_SIMS = 40
 
 @functools.lru_cache(None)
 def _search():
-  select = functools.partial(search.ucb1_action_selection, exploration=1.4)
+  select = functools.partial(ucb1_action_selection, exploration=1.4)
 
   @jax.jit
   def run(key, states):
     root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, 9)),
                              value=jnp.zeros(1), embedding=states)
     return tree_search.search(
-        None, key, root=root, recurrent_fn=search.rollout_recurrent_fn(GAME),
+        None, key, root=root, recurrent_fn=rollout_recurrent_fn(GAME),
         root_action_selection_fn=select, interior_action_selection_fn=select,
         num_simulations=N_SIMS)
   return run

@@ -1,58 +1,36 @@
-"""Search: classic UCT and Monte Carlo on mctx, AlphaZero's and AlphaGo's
-network-guided searches, tree reuse between moves, parameter sweeps, exact
-solvers, agents."""
+"""Search: classic UCT and pure Monte Carlo on mctx, AlphaZero's and
+AlphaGo's network-guided searches, exact solvers, parameter sweeps, and the
+agents built on them.
+
+The names here are the searches' entry points: a config (hyperparameters;
+`split()` gives the shape-fixing static part and the traced part), the
+search itself (`[B]` root states in, a `SearchOutput`-like record out), and
+an `Agent` (`(states [B], key) -> actions [B]`) for the arena. The modules
+hold the rest: `uct`, `monte_carlo`, `alphazero`, `alphago` (their static
+and traced parameter types, selection rules and helpers), `rollout`,
+`solver`, `sweep`, `tree_reuse`, `sharding`.
+"""
 
 from alphago_jax.search.agents import random_agent
-from alphago_jax.search.alphago import (AlphaGoParams, AlphaGoSearchConfig,
-                                        AlphaGoSearchOutput, AlphaGoStatic,
-                                        alphago_action_selection,
-                                        alphago_agent, alphago_search,
-                                        puct_scores, split_evaluate,
-                                        uniform_policy)
-from alphago_jax.search.alphazero import (AlphaZeroParams,
-                                          AlphaZeroSearchConfig,
-                                          AlphaZeroSearchOutput,
-                                          AlphaZeroStatic, alphazero_search,
-                                          evaluate_states, make_recurrent_fn,
-                                          network_agent, policy_agent,
-                                          qtransform_raw)
-from alphago_jax.search.base import (Agent, CarryingAgent, SearchOutput,
-                                     argmax_random_tiebreak)
+from alphago_jax.search.alphago import (AlphaGoSearchConfig, alphago_agent,
+                                        alphago_search)
+from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
+                                          alphazero_search, network_agent,
+                                          policy_agent)
+from alphago_jax.search.base import Agent, CarryingAgent, SearchOutput
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
                                             monte_carlo_search)
-from alphago_jax.search.rollout import (random_legal_action, random_rollout,
-                                        rollout_fn)
 from alphago_jax.search.sharding import shard_games
-from alphago_jax.search.solver import (GameGraph, Solution, alphabeta,
-                                       minimax, solve, solver_agent)
-from alphago_jax.search.tree_reuse import reroot, subtree
-from alphago_jax.search.sweep import (SweepMatchResult, grid, match_outcomes,
-                                      num_values, play_games, stack,
-                                      sweep_match, sweep_search)
-from alphago_jax.search.uct import (UCTConfig, UCTParams, UCTStatic,
-                                    rollout_recurrent_fn,
-                                    ucb1_action_selection, ucb1_scores,
-                                    uct_agent, uct_search)
+from alphago_jax.search.solver import solver_agent
+from alphago_jax.search.sweep import grid, sweep_match, sweep_search
+from alphago_jax.search.uct import UCTConfig, uct_agent, uct_search
 
 __all__ = [
-    "AlphaGoParams", "AlphaGoSearchConfig", "AlphaGoSearchOutput",
-    "AlphaGoStatic", "alphago_action_selection", "alphago_agent",
-    "alphago_search", "puct_scores", "split_evaluate", "uniform_policy",
-    "AlphaZeroParams", "AlphaZeroSearchConfig", "AlphaZeroSearchOutput",
-    "AlphaZeroStatic", "alphazero_search",
-    "evaluate_states", "make_recurrent_fn", "network_agent", "policy_agent",
-    "qtransform_raw", "rollout_fn",
-    "Agent", "CarryingAgent", "GameGraph", "MonteCarloConfig",
-    "SearchOutput", "Solution",
-    "SweepMatchResult", "grid", "match_outcomes", "num_values", "play_games",
-    "stack", "sweep_search",
-    "sweep_match",
-    "UCTConfig", "UCTParams", "UCTStatic", "alphabeta",
-    "argmax_random_tiebreak", "minimax",
-    "monte_carlo_agent", "monte_carlo_search", "random_agent",
-    "random_legal_action", "random_rollout", "rollout_recurrent_fn",
-    "reroot", "shard_games", "solve", "subtree",
-    "solver_agent", "ucb1_action_selection", "ucb1_scores", "uct_agent",
-    "uct_search",
+    "Agent", "AlphaGoSearchConfig", "AlphaZeroSearchConfig", "CarryingAgent",
+    "MonteCarloConfig", "SearchOutput", "UCTConfig", "alphago_agent",
+    "alphago_search", "alphazero_search", "grid", "monte_carlo_agent",
+    "monte_carlo_search", "network_agent", "policy_agent", "random_agent",
+    "shard_games", "solver_agent", "sweep_match", "sweep_search",
+    "uct_agent", "uct_search",
 ]
