@@ -897,3 +897,24 @@ def test_runs_older_than_from_run_say_which_command_to_use(capsys, tmp_path,
     assert err.startswith(f"error: {path / 'config.json'}: ") and (
         writer in err) and "cannot be repeated exactly" in err, err
   assert not os.path.exists(tmp_path / "x")
+
+
+def test_top_level_examples_cover_every_command_with_flags_it_has(capsys):
+  """Each subcommand has an example in `alphago-jax --help`, and every flag
+  an example passes is one its own help lists (a misspelt or renamed flag
+  fails here)."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  cli_main = importlib.import_module("alphago_jax.cli.main")
+  examples = [l.split()[1:] for l in cli_main.USAGE.splitlines()
+              if l.startswith("  alphago-jax ")]
+  assert {e[0] for e in examples} == set(cli_main.COMMANDS)
+  for command, *args in examples:
+    flags = [a for a in args if a.startswith("--")]
+    if not flags:
+      continue
+    sub = [args[0]] if command == "train" and not args[0].startswith(
+        "--") else []
+    status, out, _ = run_cli(capsys, command, *sub, "--help")
+    assert status == 0, (command, sub)
+    for flag in flags:
+      assert re.search(rf"{re.escape(flag)}(?![\w-])", out), (command, flag)

@@ -18,10 +18,10 @@ COMMANDS = {
              "no training needed: the published table at a reduced size, then "
              "the shipped 9x9 network against GNU Go, in minutes"),
     "train": ("alphago_jax.cli.train",
-              "train a network in a run directory (AlphaZero on "
-              "tictactoe/go9; AlphaGo's stages: sl-policy, rollout-policy, "
-              "rl-policy, value-data, value-net, chain-9x9); repeat or "
-              "resume a run"),
+              "train a network in a run directory (AlphaZero on a game of "
+              "training.game_specs: tictactoe, go9, othello; AlphaGo's "
+              "stages: sl-policy, rollout-policy, rl-policy, value-data, "
+              "value-net, chain-9x9); repeat or resume a run"),
     "selfplay": ("alphago_jax.cli.selfplay",
                  "play games of a network (or any agent) against itself and "
                  "write them as SGF / JSON lines"),
@@ -34,7 +34,7 @@ COMMANDS = {
              "network's policy and search visits as SVG/PNG; plot metrics"),
     "reproduce": ("alphago_jax.cli.reproduce",
                   "rerun a published table or a result: mcts-vs-random, "
-                  "tictactoe-perfect, go9-curve"),
+                  "tictactoe-perfect, go9-curve, lambda, c-puct"),
     "sweep": ("alphago_jax.cli.sweep",
               "ablate AlphaGo's search parameters (presets lambda, c-puct, "
               "or a grid) in a round robin and against GNU Go, with Elo"),
@@ -49,7 +49,9 @@ examples:
   alphago-jax demo
   alphago-jax train tictactoe --output runs/ttt --stop-when-perfect
   alphago-jax train --resume runs/ttt
-  alphago-jax arena --game tictactoe uct:100 random --games 100
+  alphago-jax selfplay --agent uct:100 --game tictactoe --output games/ttt
+  alphago-jax arena uct:100 random --game tictactoe --games-per-colour 50
+  alphago-jax gtp --preset strongest-9x9
   alphago-jax show --moves D4 E5 --output board.svg
   alphago-jax reproduce mcts-vs-random
   alphago-jax sweep lambda --output runs/lambda
