@@ -6,7 +6,7 @@ The names here are the searches' entry points: a config (hyperparameters;
 `split()` gives the shape-fixing static part and the traced part), the
 search itself (`[B]` root states in, a `SearchOutput`-like record out), and
 an `Agent` (`(states [B], key) -> actions [B]`) for the arena. The modules
-hold the rest: `uct`, `monte_carlo`, `alphazero`, `alphago` (their static
+hold the rest: `uct`, `monte_carlo`, `alphazero`, `alphago`, `gumbel_alphago` (their static
 and traced parameter types, selection rules and helpers), `rollout`,
 `solver`, `sweep`, `tree_reuse`, `sharding`.
 """
@@ -18,6 +18,7 @@ from alphago_jax.search.alphazero import (AlphaZeroSearchConfig,
                                           alphazero_search, network_agent,
                                           policy_agent)
 from alphago_jax.search.base import Agent, CarryingAgent, SearchOutput
+from alphago_jax.search.gumbel_alphago import gumbel_alphago_search
 from alphago_jax.search.monte_carlo import (MonteCarloConfig,
                                             monte_carlo_agent,
                                             monte_carlo_search)
@@ -29,7 +30,7 @@ from alphago_jax.search.uct import UCTConfig, uct_agent, uct_search
 __all__ = [
     "Agent", "AlphaGoSearchConfig", "AlphaZeroSearchConfig", "CarryingAgent",
     "MonteCarloConfig", "SearchOutput", "UCTConfig", "alphago_agent",
-    "alphago_search", "alphazero_search", "grid", "monte_carlo_agent",
+    "alphago_search", "alphazero_search", "grid", "gumbel_alphago_search", "monte_carlo_agent",
     "monte_carlo_search", "network_agent", "policy_agent", "random_agent",
     "shard_games", "solver_agent", "sweep_match", "sweep_search",
     "uct_agent", "uct_search",

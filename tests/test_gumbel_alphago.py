@@ -1,0 +1,107 @@
+"""Gumbel root selection over AlphaGo's λ-mixed leaves: λ = 0 is Gumbel
+MuZero with the value network alone (checked against mctx driven directly by
+the AlphaZero recurrent function), λ = 1 never runs the value network, and
+one compiled search serves every λ and Gumbel scale."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from alphago_jax.search import alphago, alphazero
+from alphago_jax.search.gumbel_alphago import gumbel_alphago_search
+from alphago_jax.search.rollout import hash_prng_key
+
+from test_alphago_search import (GAME, GOOD, NAN_GAME, POISON, linear_net,
+                                 policy_fn, roots, value_fn)
+
+SIMS = 16
+STATIC = alphago.AlphaGoStatic(num_simulations=SIMS)
+TRACES = []
+
+
+@jax.jit
+def search(mixing, gumbel_scale, variables, key, states):
+  TRACES.append(1)
+  return gumbel_alphago_search(
+      GAME, policy_fn, value_fn, (None, variables), key, states,
+      static=STATIC, mixing=mixing, max_num_considered_actions=4,
+      gumbel_scale=gumbel_scale)
+
+
+def _reference(key, states, variables):
+  """mctx's Gumbel MuZero policy over the AlphaZero recurrent function of
+  the same network: value-only leaves, no λ machinery."""
+  root_key, search_key = jax.random.split(hash_prng_key(key))
+  del root_key
+  logits, value = alphazero.evaluate_states(GAME, linear_net, variables,
+                                            states)
+  root = mctx.RootFnOutput(prior_logits=logits, value=value,
+                           embedding=states)
+  return mctx.gumbel_muzero_policy(
+      params=variables, rng_key=search_key, root=root,
+      recurrent_fn=alphazero.make_recurrent_fn(GAME, linear_net),
+      num_simulations=SIMS, invalid_actions=~states.legal_action_mask,
+      max_num_considered_actions=4, gumbel_scale=1.0)
+
+
+def test_lambda_zero_is_gumbel_with_the_value_network():
+  states = roots()
+  key = jax.random.key(3)
+  ours = search(jnp.float32(0.0), jnp.float32(1.0), GOOD[1], key, states)
+  ref = _reference(key, states, GOOD[1])
+  np.testing.assert_array_equal(ours.action, ref.action)
+  np.testing.assert_allclose(ours.action_weights, ref.action_weights,
+                             rtol=1e-5, atol=1e-6)
+  np.testing.assert_array_equal(
+      ours.visit_counts,
+      ref.search_tree.children_visits[:, ref.search_tree.ROOT_INDEX])
+  assert np.all(np.asarray(ours.visit_counts).sum(-1) == SIMS)
+
+
+def test_lambda_zero_runs_no_rollout_and_one_no_value_network():
+  states = roots()
+  key = jax.random.key(4)
+  # Rollouts that answer NaN: at λ = 0 none may be mixed in.
+  out = gumbel_alphago_search(
+      NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), key, states,
+      static=STATIC, mixing=jnp.float32(0.0), max_num_considered_actions=4)
+  assert np.all(np.isfinite(out.root_value))
+  # A value network that answers NaN: at λ = 1 it may not run.
+  good = search(jnp.float32(1.0), jnp.float32(1.0), GOOD[1], key, states)
+  poisoned = search(jnp.float32(1.0), jnp.float32(1.0), POISON[1], key,
+                    states)
+  assert np.all(np.isfinite(poisoned.root_value))
+  np.testing.assert_array_equal(good.action, poisoned.action)
+  np.testing.assert_array_equal(good.visit_counts, poisoned.visit_counts)
+
+
+def test_one_compilation_serves_every_lambda_and_gumbel_scale():
+  states = roots()
+  before = len(TRACES)
+  played = []
+  for mixing, scale in ((0.0, 1.0), (0.5, 1.0), (1.0, 0.0), (0.25, 0.5)):
+    out = search(jnp.float32(mixing), jnp.float32(scale), GOOD[1],
+                 jax.random.key(5), states)
+    legal = np.asarray(states.legal_action_mask)
+    assert all(legal[i, a] for i, a in enumerate(np.asarray(out.action)))
+    played.append(np.asarray(out.action_weights))
+  assert len(TRACES) - before <= 1
+  # λ changes the leaf values, so the improved policies differ.
+  assert not np.allclose(played[0], played[1])
+
+
+def test_puct_only_settings_are_refused():
+  states = roots()
+  for static in (dataclasses.replace(STATIC, reuse_tree=True),
+                 dataclasses.replace(STATIC, leaves_per_step=4)):
+    try:
+      gumbel_alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
+                            jax.random.key(0), states, static=static,
+                            mixing=jnp.float32(0.5))
+    except ValueError as e:
+      assert "PUCT settings" in str(e)
+    else:
+      raise AssertionError(f"{static} was accepted")
