@@ -206,6 +206,10 @@ def test_resume_with_other_settings_is_refused(runs, capsys):
     (["lambda", "--rollout-policy", "nonsense"], "nonsense"),
     (["c-puct", "--mixing", "2"], "mixing"),
     (["lambda"], "--output"),
+    (["lambda", "--variant", "nope"], "unknown AlphaGo search variant"),
+    (["lambda", "--variant", "gumbel", "--reuse-tree"],
+     "does not reuse trees"),
+    (["c-puct", "--variant", "gumbel"], "does not read 'c_puct'"),
     (["--resume", "nowhere"], "no such file"),
 ])
 def test_bad_arguments_are_rejected_by_name(args, message, tmp_path, capsys):
@@ -266,6 +270,44 @@ def test_group_moves_equal_each_value_alone():
                                   alone(p, s, keys[k]))
   # The two values play differently here, so each group used its own.
   assert not np.array_equal(together, swapped)
+
+
+def test_gumbel_variant_groups_equal_each_value_alone():
+  # The same for the Gumbel variant over λ (value network against random
+  # rollouts): what the registry names is what the ablation plays.
+  static = AlphaGoStatic(num_simulations=6, variant="gumbel")
+  params, states = _two_values_four_games()
+  params = params.replace(mixing=np.float32([0.0, 1.0]))
+  key = jax.random.key(8)
+  together = _jit_agent(ablation.variant_agent(
+      TTT, uniform_policy, _value, static, None, params))(states, key)
+  keys = jax.random.split(key, 2)
+  for k in range(2):
+    p = jax.tree.map(lambda x: x[k], params)
+    s = jax.tree.map(lambda x: x[2 * k:2 * k + 2], states)
+    alone = search.gumbel_alphago_search(
+        TTT, uniform_policy, _value, (None, None), keys[k], s,
+        static=static, params=p)
+    np.testing.assert_array_equal(together[2 * k:2 * k + 2], alone.action)
+
+
+@needs_gnugo
+def test_gumbel_variant_sweeps_end_to_end(tmp_path):
+  # `alphago-jax sweep --variant gumbel`: a quick λ sweep plays and
+  # reports, and its recorded command rebuilds its config.
+  from alphago_jax.cli import sweep as sweep_cli
+  run = str(tmp_path / "gumbel")
+  assert sweep("custom", "--grid", "mixing=0,0.5,1", "--variant", "gumbel",
+               "--quick", "--output", run) == 0
+  stage, config = ablation.read_config(run)
+  assert config.variant == "gumbel" and config.static().variant == "gumbel"
+  rows = read_csv(os.path.join(run, "results.csv"))
+  assert sum(int(r["games"]) for r in rows) == config.games_planned() > 0
+  import tyro
+  again = sweep_cli.command_for(stage, config)
+  assert again[again.index("--variant") + 1] == "gumbel"
+  assert sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                         args=again))[1] == config
 
 
 def test_reuse_tree_flag_round_trips_through_the_recorded_command():

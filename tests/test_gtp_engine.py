@@ -6,6 +6,7 @@ with every move checked by our rules engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import subprocess
@@ -512,6 +513,44 @@ def test_alphago_player_searches_within_its_clock():
   timed(0.1, 0.4)
   greedy = player.genmove(g, state, jax.random.key(3), seconds=0.01)
   assert greedy.simulations == 0 and state.legal_action_mask[greedy.action]
+
+
+def test_a_variant_without_tree_reuse_plays_its_own_move():
+  """A search variant that does not continue trees (Gumbel) plays what
+  `alphago_search` plays for the same position and key, searches afresh
+  every move, and works under the GTP engine and its clock."""
+  from alphago_jax.search.alphago import (AlphaGoSearchConfig, alphago_search,
+                                          uniform_policy)
+  value_fn = lambda variables, obs: jnp.tanh(obs[..., 0].sum((1, 2)) - 2.0)
+  config = AlphaGoSearchConfig(num_simulations=16, mixing=0.0,
+                               variant="gumbel")
+  player = zoo.AlphaGoPlayer(name="gumbel", game=GAME5,
+                             policy_fn=uniform_policy, value_fn=value_fn,
+                             variables=({}, {}), config=config,
+                             ladder_rungs=2)
+  assert not player.keeps_trees and "(gumbel)" in player.description
+  assert "c_puct" not in player.description  # Gumbel does not read it.
+  e = make(player)
+  g = e.game
+  ok(e, "play b C3")
+  state, key = e.state, jax.random.key(11)
+  decision = player.genmove(g, state, key)
+  expected = alphago_search(GAME5, uniform_policy, value_fn, ({}, {}), key,
+                            jax.tree.map(lambda x: x[None], state),
+                            config=config)
+  assert decision.action == int(expected.action[0])
+  assert decision.simulations == 16 and player.reused_nodes == 0
+  assert sum(c.visits for c in decision.candidates) == 16
+  again = player.genmove(g, state, key)  # Fresh: the same search.
+  assert again.action == decision.action
+  assert sum(c.visits for c in again.candidates) == 16
+  ok(e, "time_settings 0 10 1")
+  assert sorted(player._compiled[g]) == list(player.ladder)
+  ok(e, "genmove w")
+  with pytest.raises(ValueError, match="does not reuse trees"):
+    zoo.AlphaGoPlayer(name="x", game=GAME5, policy_fn=uniform_policy,
+                      value_fn=value_fn, variables=({}, {}),
+                      config=dataclasses.replace(config, reuse_tree=True))
 
 
 # -- Leela Zero analysis --------------------------------------------------------

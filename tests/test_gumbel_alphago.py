@@ -3,12 +3,11 @@ MuZero with the value network alone (checked against mctx driven directly by
 the AlphaZero recurrent function), λ = 1 never runs the value network, and
 one compiled search serves every λ and Gumbel scale."""
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import mctx
 import numpy as np
+import pytest
 
 from alphago_jax.search import alphago, alphazero
 from alphago_jax.search.gumbel_alphago import gumbel_alphago_search
@@ -18,8 +17,13 @@ from test_alphago_search import (GAME, GOOD, NAN_GAME, POISON, linear_net,
                                  policy_fn, roots, value_fn)
 
 SIMS = 16
-STATIC = alphago.AlphaGoStatic(num_simulations=SIMS)
+STATIC = alphago.AlphaGoStatic(num_simulations=SIMS, variant="gumbel")
 TRACES = []
+
+
+def _params(mixing):
+  return alphago.AlphaGoSearchConfig(num_simulations=SIMS).params().replace(
+      mixing=mixing)
 
 
 @jax.jit
@@ -27,7 +31,7 @@ def search(mixing, gumbel_scale, variables, key, states):
   TRACES.append(1)
   return gumbel_alphago_search(
       GAME, policy_fn, value_fn, (None, variables), key, states,
-      static=STATIC, mixing=mixing, max_num_considered_actions=4,
+      static=STATIC, params=_params(mixing), max_num_considered_actions=4,
       gumbel_scale=gumbel_scale)
 
 
@@ -67,7 +71,8 @@ def test_lambda_zero_runs_no_rollout_and_one_no_value_network():
   # Rollouts that answer NaN: at λ = 0 none may be mixed in.
   out = gumbel_alphago_search(
       NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), key, states,
-      static=STATIC, mixing=jnp.float32(0.0), max_num_considered_actions=4)
+      static=STATIC, params=_params(jnp.float32(0.0)),
+      max_num_considered_actions=4)
   assert np.all(np.isfinite(out.root_value))
   # A value network that answers NaN: at λ = 1 it may not run.
   good = search(jnp.float32(1.0), jnp.float32(1.0), GOOD[1], key, states)
@@ -95,13 +100,42 @@ def test_one_compilation_serves_every_lambda_and_gumbel_scale():
 
 def test_puct_only_settings_are_refused():
   states = roots()
-  for static in (dataclasses.replace(STATIC, reuse_tree=True),
-                 dataclasses.replace(STATIC, leaves_per_step=4)):
-    try:
-      gumbel_alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
-                            jax.random.key(0), states, static=static,
-                            mixing=jnp.float32(0.5))
-    except ValueError as e:
-      assert "PUCT settings" in str(e)
-    else:
-      raise AssertionError(f"{static} was accepted")
+  for change, words in (({"reuse_tree": True}, "does not reuse trees"),
+                        ({"leaves_per_step": 4}, "has no virtual loss")):
+    config = alphago.AlphaGoSearchConfig(num_simulations=SIMS,
+                                         variant="gumbel", **change)
+    with pytest.raises(ValueError, match=words):
+      alphago.alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
+                             jax.random.key(0), states, config=config)
+
+
+def test_the_variant_runs_through_alphago_search_and_its_agent():
+  # Registered as "gumbel", it is what alphago_search and alphago_agent run
+  # for variant="gumbel": the same moves as calling it directly (with the
+  # registered 16 considered actions and Gumbel scale 1).
+  states = roots()
+  config = alphago.AlphaGoSearchConfig(num_simulations=SIMS, mixing=0.0,
+                                       variant="gumbel")
+  key = jax.random.key(6)
+  through = alphago.alphago_search(GAME, policy_fn, value_fn,
+                                   (None, GOOD[1]), key, states,
+                                   config=config)
+  direct = gumbel_alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
+                                 key, states, static=config.static(),
+                                 params=config.params())
+  np.testing.assert_array_equal(through.action, direct.action)
+  np.testing.assert_array_equal(through.visit_counts, direct.visit_counts)
+  agent = alphago.alphago_agent(GAME, policy_fn, value_fn, (None, GOOD[1]),
+                                config)
+  np.testing.assert_array_equal(agent(states, key), direct.action)
+  # The sequential-halving winner, not the most visited, is played where
+  # they differ; both are legal.
+  legal = np.asarray(states.legal_action_mask)
+  assert all(legal[i, a] for i, a in enumerate(np.asarray(direct.action)))
+
+
+def test_unknown_variant_names_the_known_ones():
+  config = alphago.AlphaGoSearchConfig(num_simulations=SIMS,
+                                       variant="nope")
+  with pytest.raises(ValueError, match="known: puct, gumbel"):
+    alphago.alphago_agent(GAME, policy_fn, value_fn, (None, GOOD[1]), config)

@@ -207,6 +207,21 @@ def test_committed_alphago_presets_load_the_committed_networks():
     assert player.name == networks, player.name
 
 
+def test_gumbel_preset_plays_the_registered_variant_over_gtp():
+  # A search variant reaches GTP through the preset table alone: gumbel-9x9
+  # is AlphaGo's search with variant="gumbel" on the committed networks.
+  player = presets.load_player("gumbel-9x9", simulations=8)
+  assert player.static.variant == "gumbel" and not player.keeps_trees
+  assert float(player.params.mixing) == 0.0
+  assert player.name == "sl9@4687+value9s2@23437"
+  game = Go(size=9)
+  state = _position(game, MOVES)
+  decision = player.genmove(game, state, jax.random.key(0))
+  assert state.legal_action_mask[decision.action]
+  assert decision.simulations == 8
+  assert sum(c.visits for c in decision.candidates) == 8
+
+
 def test_every_committed_checkpoint_has_a_preset():
   """A network committed without a way to play it fails here: each
   directory under checkpoints/ but a partial run's (`*-partial`) is one

@@ -5,13 +5,15 @@ anchored on GNU Go (`evaluation.ablation`).
     alphago-jax sweep lambda --output runs/lambda
     alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
     alphago-jax sweep custom --grid c_puct=1,5 mixing=0,1 --output DIR
+    alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
     alphago-jax sweep --resume runs/lambda
 
 Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
 (c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
 `--grid FIELD=V1,V2,... [FIELD=...]` (the variants are every combination)
 over `AlphaGoParams` fields (c_puct, mixing, virtual_loss,
-rollout_temperature, random_symmetry). Any other
+rollout_temperature, random_symmetry). `--variant` picks the search
+(`search.alphago.VARIANTS`: puct, gumbel). Any other
 option overrides the preset. `--quick` is a smoke run (4 simulations, GNU
 Go level 1 only, one job of each kind, games cut at 12 plies).
 
@@ -38,6 +40,7 @@ EXAMPLES = """examples:
   alphago-jax sweep lambda --output runs/lambda
   alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
   alphago-jax sweep custom --grid c_puct=1,5 --mixing 0 --output runs/x --quick
+  alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
   alphago-jax sweep --resume runs/lambda"""
 
 
@@ -76,6 +79,8 @@ class SweepArgs:
     max_moves: cut games after this many plies (scored as they stand).
     random_opening_moves: random plies at the start of every game.
     seed: seed of the search keys and GNU Go seeds.
+    variant: the search variant: puct (AlphaGo's) or gumbel (Gumbel root
+      selection over the same leaves), or any registered one.
     max_jobs: stop after this many jobs (the run stays resumable).
     plot: draw plot.png.
   """
@@ -104,6 +109,7 @@ class SweepArgs:
   max_moves: Optional[int] = None
   random_opening_moves: Optional[int] = None
   seed: Optional[int] = None
+  variant: Optional[str] = None
   max_jobs: Optional[int] = None
   plot: bool = True
 

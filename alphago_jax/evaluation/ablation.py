@@ -114,10 +114,13 @@ class AblationConfig:
       stands; None plays to two passes or the game's move cap.
     random_opening_moves: plies played uniformly at random first.
     seed: the keys of the search and the GNU Go seeds derive from it.
+    variant: the search variant every player uses (`alphago.VARIANTS`:
+      "puct", "gumbel"); the grid may only sweep parameters it reads.
   """
   # Runs recorded before these fields existed ran at their defaults.
   ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("rollout_temperature",
-                                             "reuse_tree", "random_symmetry")
+                                             "reuse_tree", "random_symmetry",
+                                             "variant")
 
   grid: Tuple[Tuple[str, Tuple[float, ...]], ...]
   c_puct: float = 5.0
@@ -139,6 +142,7 @@ class AblationConfig:
   max_moves: Optional[int] = None
   random_opening_moves: int = 2
   seed: int = 0
+  variant: str = "puct"
 
   def __post_init__(self):
     if not isinstance(self.grid, (tuple, list)) or not self.grid:
@@ -173,6 +177,11 @@ class AblationConfig:
                                 rollout_temperature=self.rollout_temperature,
                                 random_symmetry=self.random_symmetry,
                                 use_value=True, use_rollouts=True)
+    reads = alphago.check_variant(self.static()).reads
+    for name, _ in self.grid:
+      if name not in reads:
+        raise ValueError(f"grid: the {self.variant!r} search does not read "
+                         f"{name!r}; it reads {', '.join(reads)}")
     self.values()  # Checks every grid value's range (naming the field).
     self.static()
     if not isinstance(self.network, str) or not self.network:
@@ -248,7 +257,8 @@ class AblationConfig:
         use_value=bool(np.any(lam < 1)), use_rollouts=bool(np.any(lam > 0)),
         rollouts_per_leaf=self.rollouts_per_leaf,
         rollout_policy=self.rollout_policy,
-        leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree)
+        leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree,
+        variant=self.variant)
 
   @property
   def groups_per_variant(self) -> int:

@@ -80,6 +80,7 @@ from flax import struct
 from mctx._src import search as mctx_search
 
 from alphago_jax.core.checks import check_bool, check_int
+from alphago_jax.core.registry import Registry
 from alphago_jax.games import base as game_base
 from alphago_jax.games import symmetry
 from alphago_jax.search import base
@@ -142,9 +143,13 @@ class AlphaGoStatic:
   leaves_per_step: int = 1
   reuse_tree: bool = False
   max_reused_nodes: int | None = None
+  variant: str = "puct"
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
+    if not isinstance(self.variant, str) or not self.variant:
+      raise ValueError(f"variant must be a search variant's name, got "
+                       f"{self.variant!r}")
     check_bool("reuse_tree", self.reuse_tree)
     if self.max_reused_nodes is not None:
       check_int("max_reused_nodes", self.max_reused_nodes, 1)
@@ -215,6 +220,10 @@ class AlphaGoSearchConfig:
       per position (traced as 0 or 1; `AlphaGoParams`).
     reuse_tree: return the tree and continue a given one (module doc).
     max_reused_nodes: the most nodes carried over; None: num_simulations.
+    variant: how the tree is searched, by name (`VARIANTS`): "puct",
+      AlphaGo's PUCT (this module), or a registered variant such as
+      "gumbel" (`search.gumbel_alphago`); every variant values leaves the
+      same way.
   """
   num_simulations: int
   c_puct: float = 5.0
@@ -230,6 +239,7 @@ class AlphaGoSearchConfig:
   random_symmetry: bool = False
   reuse_tree: bool = False
   max_reused_nodes: int | None = None
+  variant: str = "puct"
 
   def __post_init__(self):
     check_bool("random_symmetry", self.random_symmetry)
@@ -251,7 +261,7 @@ class AlphaGoSearchConfig:
         use_rollouts=use_rollouts, rollouts_per_leaf=self.rollouts_per_leaf,
         rollout_policy=self.rollout_policy, max_depth=self.max_depth,
         leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree,
-        max_reused_nodes=self.max_reused_nodes)
+        max_reused_nodes=self.max_reused_nodes, variant=self.variant)
 
   def params(self) -> AlphaGoParams:
     """The traced part, as float32 scalars."""
@@ -277,7 +287,8 @@ class AlphaGoSearchOutput:
       [-1, 1], mover's view; 0 for unvisited ones.
     root_value: float32 `[B]`, the search's value of the root.
     search_tree: with `reuse_tree`, the tree `[B, tree_capacity, ...]` to
-      give the next search; else None.
+      give the next search; else the search's tree where the variant
+      returns it (PUCT: None).
     reused_nodes: with `reuse_tree`, int32 `[B]`, the nodes the search
       started from (0: a fresh tree); else None.
   """
@@ -489,6 +500,52 @@ def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
   return recurrent_fn
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlphaGoVariant:
+  """A way of searching with AlphaGo's networks and λ-mixed leaves.
+
+  Attributes:
+    search: `(game, policy_fn, value_fn, variables, key, states [B], *,
+      static, params, tree) -> AlphaGoSearchOutput`, called by
+      `alphago_search` with the config resolved and checked (λ, symmetry,
+      batch); it reads only the `params` fields in `reads`.
+    reads: the `AlphaGoParams` fields it uses (a sweep over another field
+      would compare equal players).
+    reuses_trees: whether it takes `reuse_tree` and a `tree` to continue.
+    virtual_loss: whether it takes `leaves_per_step` > 1.
+    description: one line for listings.
+  """
+  search: Callable[..., "AlphaGoSearchOutput"]
+  reads: Tuple[str, ...]
+  reuses_trees: bool
+  virtual_loss: bool
+  description: str
+
+
+# The search variants by name (`AlphaGoStatic.variant`): the players, the
+# ablation runner and `alphago-jax sweep --variant` read this table. A
+# variant registers where it is defined.
+VARIANTS: Registry[AlphaGoVariant] = Registry("AlphaGo search variant")
+
+
+def check_variant(static: AlphaGoStatic) -> AlphaGoVariant:
+  """The variant `static` names, after checking that it takes the static
+  settings asked of it.
+
+  Raises:
+    ValueError: an unknown variant, or tree reuse or virtual loss asked of
+      one without them.
+  """
+  variant = VARIANTS.get(static.variant)
+  if static.reuse_tree and not variant.reuses_trees:
+    raise ValueError(f"the {static.variant!r} search does not reuse trees; "
+                     f"use reuse_tree=False")
+  if static.leaves_per_step != 1 and not variant.virtual_loss:
+    raise ValueError(f"the {static.variant!r} search has no virtual loss; "
+                     f"use leaves_per_step=1")
+  return variant
+
+
 def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                    value_fn: ValueFn | None,
                    variables: Tuple[chex.ArrayTree, chex.ArrayTree],
@@ -497,8 +554,8 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
                    params: AlphaGoParams | None = None,
                    tree: mctx.Tree | None = None
                    ) -> AlphaGoSearchOutput:
-  """Runs AlphaGo's search from each root state and plays the most visited
-  move.
+  """Runs AlphaGo's search (the config's `variant`, PUCT by default) from
+  each root state.
 
   Args:
     game: the game.
@@ -520,11 +577,26 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   """
   static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
                                       AlphaGoStatic, AlphaGoParams)
+  variant = check_variant(static)
   static.check_mixing(params.mixing)
   check_symmetric(game, params.random_symmetry)
-  batch = base.check_batch(states)
+  base.check_batch(states)
   if tree is not None and not static.reuse_tree:
     raise ValueError("a tree to continue was given but reuse_tree=False")
+  return variant.search(game, policy_fn, value_fn, variables, key, states,
+                        static=static, params=params, tree=tree)
+
+
+def puct_search(game: game_base.Game, policy_fn: PolicyFn,
+                value_fn: ValueFn | None,
+                variables: Tuple[chex.ArrayTree, chex.ArrayTree],
+                key: chex.PRNGKey, states: game_base.State, *,
+                static: AlphaGoStatic, params: AlphaGoParams,
+                tree: mctx.Tree | None = None) -> AlphaGoSearchOutput:
+  """AlphaGo's PUCT search, the variant "puct" (the module docstring);
+  plays the most visited move. Arguments as `alphago_search`, the config
+  resolved and checked."""
+  batch = states.current_player.shape[0]
   if tree is not None and tree_reuse.capacity(tree) != static.tree_capacity:
     raise ValueError(f"tree has {tree_reuse.capacity(tree)} nodes; this "
                      f"search's trees have {static.tree_capacity} "
@@ -587,6 +659,13 @@ def alphago_search(game: game_base.Game, policy_fn: PolicyFn,
       reused_nodes=reused)
 
 
+VARIANTS.register("puct", AlphaGoVariant(
+    search=puct_search,
+    reads=tuple(f.name for f in dataclasses.fields(AlphaGoParams)),
+    reuses_trees=True, virtual_loss=True,
+    description="AlphaGo's PUCT selection, the most visited move played"))
+
+
 def _reusable_tree(static: AlphaGoStatic, root: mctx.RootFnOutput,
                    tree: mctx.Tree | None, states: game_base.State):
   """The tree `[B, tree_capacity, ...]` to continue (each row re-rooted at
@@ -617,6 +696,7 @@ def alphago_agent(game: game_base.Game, policy_fn: PolicyFn,
   """
   static, params = params_lib.resolve(config, params, AlphaGoSearchConfig,
                                       AlphaGoStatic, AlphaGoParams)
+  check_variant(static)
   static.check_mixing(params.mixing)
   check_symmetric(game, params.random_symmetry)
   make_leaf_value(game, value_fn, static)  # Fail here, not inside a trace.

@@ -575,8 +575,12 @@ class AlphaGoPlayer(_TimedSearch):
     self.name = name
     self.game = game
     self.reuse = bool(config.reuse_tree)
+    variant = alphago.check_variant(config.static())
+    # A variant that can continue trees always returns them (they give the
+    # principal variations); the others return their own tree.
+    self.keeps_trees = variant.reuses_trees
     self.static, self.params = dataclasses.replace(
-        config, reuse_tree=True).split()
+        config, reuse_tree=self.keeps_trees).split()
     self.policy_fn, self.value_fn = policy_fn, value_fn
     self.variables = variables
     self.resign_threshold = resign_threshold
@@ -586,12 +590,13 @@ class AlphaGoPlayer(_TimedSearch):
                                     step=self.static.leaves_per_step,
                                     rungs=ladder_rungs)
     alphago.make_leaf_value(game, value_fn, self.static)  # Fail now.
+    c_puct = (f", c_puct {float(self.params.c_puct):g}"
+              if "c_puct" in variant.reads else "")
     self.description = (
-        f"{name}: AlphaGo search, {self.max_simulations} simulations a "
-        f"move (under a clock the largest of {list(self.ladder)} that "
-        f"fits), λ = "
-        f"{float(self.params.mixing):g}, c_puct "
-        f"{float(self.params.c_puct):g}, "
+        f"{name}: AlphaGo search ({config.variant}), {self.max_simulations} "
+        f"simulations a move (under a clock the largest of "
+        f"{list(self.ladder)} that fits), λ = "
+        f"{float(self.params.mixing):g}{c_puct}, "
         f"{'reusing its tree' if self.reuse else 'no tree reuse'}")
     # Per game: simulations -> the compiled search of that size.
     self._compiled: Dict[Go, Dict[int, Callable]] = {}
@@ -619,6 +624,8 @@ class AlphaGoPlayer(_TimedSearch):
     the rest of it for reused nodes: trees fit every size."""
     if simulations == self.max_simulations:
       return self.static
+    if not self.keeps_trees:
+      return dataclasses.replace(self.static, num_simulations=simulations)
     return dataclasses.replace(
         self.static, num_simulations=simulations,
         max_reused_nodes=self.static.tree_capacity - simulations)
@@ -635,10 +642,12 @@ class AlphaGoPlayer(_TimedSearch):
       legal = states.legal_action_mask[0]
       logits = jnp.where(legal, t.children_prior_logits[0, 0],
                          MASKED_LOGIT)
-      return out.search_tree, dict(
+      reused = (jnp.int32(0) if out.reused_nodes is None
+                else out.reused_nodes[0])
+      return out.search_tree if self.keeps_trees else None, dict(
           action=out.action[0], visits=out.visit_counts[0],
           q=out.q_values[0], prior=jax.nn.softmax(logits),
-          root_value=out.root_value[0], reused=out.reused_nodes[0],
+          root_value=out.root_value[0], reused=reused,
           children_index=t.children_index[0],
           children_visits=t.children_visits[0])
     return think
@@ -652,6 +661,8 @@ class AlphaGoPlayer(_TimedSearch):
     return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
 
   def _empty(self, game: Go):
+    if not self.keeps_trees:
+      return None
     if game not in self._empties:
       self._empties[game] = self._empty_tree(game)
     return self._empties[game]
