@@ -500,6 +500,41 @@ def make_recurrent_fn(game: game_base.Game, policy_fn: PolicyFn,
   return recurrent_fn
 
 
+def recurrent_params(variables, params: AlphaGoParams):
+  """mctx's `params` for `make_recurrent_fn`: the networks' variables and
+  the traced settings the leaves read."""
+  return variables, (params.mixing, params.rollout_temperature,
+                     params.random_symmetry)
+
+
+def make_root(game: game_base.Game, policy_fn: PolicyFn,
+              value_fn: ValueFn | None, static: AlphaGoStatic, variables,
+              params: AlphaGoParams, key: chex.PRNGKey,
+              states: game_base.State) -> mctx.RootFnOutput:
+  """The roots `[B]` of a search: the prior of each position (under a
+  random symmetry where asked) and its value V, evaluated as a leaf is."""
+  policy_variables, value_variables = variables
+  leaf_value = make_leaf_value(game, value_fn, static)
+  view = _network_view(
+      game, jax.random.fold_in(key, 1), params.random_symmetry,
+      jax.vmap(game.observe)(states), states.legal_action_mask)
+  return mctx.RootFnOutput(
+      prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
+                                 view),
+      value=leaf_value(value_variables, params.mixing, key, states,
+                       view.obs, params.rollout_temperature),
+      embedding=states)
+
+
+def root_statistics(tree: mctx.Tree) -> Tuple[chex.Array, chex.Array]:
+  """`(visits, q)` of the roots' children, int32 and float32 `[B, A]`: q
+  raw in [-1, 1] from the mover's view, 0 where unvisited."""
+  visits = tree.children_visits[:, tree.ROOT_INDEX]
+  q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)
+  return (visits.astype(jnp.int32),
+          jnp.where(visits > 0, q, 0.0).astype(jnp.float32))
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AlphaGoVariant:
   """A way of searching with AlphaGo's networks and λ-mixed leaves.
@@ -601,51 +636,35 @@ def puct_search(game: game_base.Game, policy_fn: PolicyFn,
     raise ValueError(f"tree has {tree_reuse.capacity(tree)} nodes; this "
                      f"search's trees have {static.tree_capacity} "
                      f"(num_simulations + max_reused_nodes)")
-  policy_variables, value_variables = variables
   # Every draw inside the search (tie-breaks, rollouts) uses the cheap hash
   # PRNG, as UCT does; see rollout.py.
   root_key, search_key, choice_key = jax.random.split(hash_prng_key(key), 3)
-  leaf_value = make_leaf_value(game, value_fn, static)
-  view = _network_view(
-      game, jax.random.fold_in(root_key, 1), params.random_symmetry,
-      jax.vmap(game.observe)(states), states.legal_action_mask)
-  root = mctx.RootFnOutput(
-      prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
-                                 view),
-      value=leaf_value(value_variables, params.mixing, root_key, states,
-                       view.obs, params.rollout_temperature),
-      embedding=states)
+  root = make_root(game, policy_fn, value_fn, static, variables, params,
+                   root_key, states)
   recurrent_fn = make_recurrent_fn(game, policy_fn, value_fn, static)
   invalid = (~states.legal_action_mask).astype(jnp.float32)
   initial, reused = None, None
   if static.reuse_tree:
     initial, reused = _reusable_tree(static, root, tree, states)
+  common = dict(params=recurrent_params(variables, params),
+                rng_key=search_key, root=root, recurrent_fn=recurrent_fn,
+                num_simulations=static.num_simulations,
+                max_depth=static.max_depth, invalid_actions=invalid,
+                initial_tree=initial)
   if static.leaves_per_step == 1:
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct)
-    tree = tree_search.search(
-        params=(variables, (params.mixing, params.rollout_temperature,
-                                    params.random_symmetry)),
-        rng_key=search_key, root=root,
-        recurrent_fn=recurrent_fn, root_action_selection_fn=select,
-        interior_action_selection_fn=select,
-        num_simulations=static.num_simulations, max_depth=static.max_depth,
-        invalid_actions=invalid, initial_tree=initial)
+    tree = tree_search.search(root_action_selection_fn=select,
+                              interior_action_selection_fn=select, **common)
   else:
     select = functools.partial(alphago_action_selection,
                                c_puct=params.c_puct,
                                virtual_loss=params.virtual_loss)
     tree = tree_search.search_with_virtual_loss(
-        params=(variables, (params.mixing, params.rollout_temperature,
-                                    params.random_symmetry)),
-        rng_key=search_key, root=root,
-        recurrent_fn=recurrent_fn, action_selection_fn=select,
-        num_simulations=static.num_simulations,
-        leaves_per_step=static.leaves_per_step, max_depth=static.max_depth,
-        invalid_actions=invalid, initial_tree=initial)
+        action_selection_fn=select, leaves_per_step=static.leaves_per_step,
+        **common)
   legal = states.legal_action_mask
-  visits = tree.children_visits[:, tree.ROOT_INDEX]
-  q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)
+  visits, q = root_statistics(tree)
   action = jax.vmap(base.argmax_random_tiebreak)(
       jax.random.split(choice_key, batch), visits.astype(jnp.float32), legal)
   total = jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
@@ -653,7 +672,7 @@ def puct_search(game: game_base.Game, policy_fn: PolicyFn,
       action=action.astype(jnp.int32),
       visit_counts=visits.astype(jnp.int32),
       action_weights=(visits / total).astype(jnp.float32),
-      q_values=jnp.where(visits > 0, q, 0.0).astype(jnp.float32),
+      q_values=q,
       root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32),
       search_tree=tree if static.reuse_tree else None,
       reused_nodes=reused)

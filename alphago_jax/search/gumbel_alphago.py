@@ -31,9 +31,9 @@ from alphago_jax.core.types import PolicyFn, ValueFn
 from alphago_jax.games import base as game_base
 from alphago_jax.search.alphago import (VARIANTS, AlphaGoParams,
                                         AlphaGoSearchOutput, AlphaGoStatic,
-                                        AlphaGoVariant, _network_view,
-                                        _prior_logits, make_leaf_value,
-                                        make_recurrent_fn)
+                                        AlphaGoVariant, make_recurrent_fn,
+                                        make_root, recurrent_params,
+                                        root_statistics)
 from alphago_jax.search.rollout import hash_prng_key
 
 
@@ -68,22 +68,11 @@ def gumbel_alphago_search(game: game_base.Game, policy_fn: PolicyFn,
   """
   if tree is not None:
     raise ValueError("gumbel_alphago_search does not continue trees")
-  policy_variables, value_variables = variables
   root_key, search_key = jax.random.split(hash_prng_key(key))
-  leaf_value = make_leaf_value(game, value_fn, static)
-  view = _network_view(game, jax.random.fold_in(root_key, 1),
-                       params.random_symmetry,
-                       jax.vmap(game.observe)(states),
-                       states.legal_action_mask)
-  root = mctx.RootFnOutput(
-      prior_logits=_prior_logits(game, policy_fn, policy_variables, states,
-                                 view),
-      value=leaf_value(value_variables, params.mixing, root_key, states,
-                       view.obs, params.rollout_temperature),
-      embedding=states)
+  root = make_root(game, policy_fn, value_fn, static, variables, params,
+                   root_key, states)
   out = mctx.gumbel_muzero_policy(
-      params=(variables, (params.mixing, params.rollout_temperature,
-                          params.random_symmetry)),
+      params=recurrent_params(variables, params),
       rng_key=search_key, root=root,
       recurrent_fn=make_recurrent_fn(game, policy_fn, value_fn, static),
       num_simulations=static.num_simulations,
@@ -92,13 +81,12 @@ def gumbel_alphago_search(game: game_base.Game, policy_fn: PolicyFn,
       max_num_considered_actions=max_num_considered_actions,
       gumbel_scale=gumbel_scale)
   tree = out.search_tree
-  visits = tree.children_visits[:, tree.ROOT_INDEX]
-  q = jax.vmap(lambda t: t.qvalues(t.ROOT_INDEX))(tree)
+  visits, q = root_statistics(tree)
   return AlphaGoSearchOutput(
       action=out.action.astype(jnp.int32),
-      visit_counts=visits.astype(jnp.int32),
+      visit_counts=visits,
       action_weights=out.action_weights.astype(jnp.float32),
-      q_values=jnp.where(visits > 0, q, 0.0).astype(jnp.float32),
+      q_values=q,
       root_value=tree.node_values[:, tree.ROOT_INDEX].astype(jnp.float32),
       search_tree=tree)
 
