@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Callable, Optional, Tuple
 
 import chex
 import jax
@@ -50,35 +50,71 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
   check_int("num_games", num_games, 1)
   check_int("max_moves", max_moves, 1, optional=True)
 
-  def cond(carry):
-    states, _, _, n = carry
-    going = ~jnp.all(states.terminated)
-    if max_moves is not None:
-      going &= n < max_moves
-    return going
-
-  def body(carry):
-    states, key, total, n = carry
-    key, *seat_keys = jax.random.split(key, 3)
+  def both_seats(states, seat_keys):
+    gained = jnp.zeros((num_games, 2), jnp.float32)
     for seat, (agent, k) in enumerate(zip(agents, seat_keys)):
       actions = agent(states, k)
       moving = (states.current_player == seat) & ~states.terminated
       stepped = jax.vmap(game.step)(states, actions)
-      total = total + jnp.where(moving[:, None], stepped.rewards, 0.0)
+      gained = gained + jnp.where(moving[:, None], stepped.rewards, 0.0)
       states = game_base.select(moving, stepped, states)
-    return states, key, total, n + 1
+    return states, gained
 
   @jax.jit
   def run(key):
-    init_key, loop_key = jax.random.split(key)
-    states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
-    carry = (states, loop_key, jnp.zeros((num_games, 2), jnp.float32),
-             jnp.int32(0))
-    states, _, total, _ = jax.lax.while_loop(cond, body, carry)
+    states, total = play_loop(game, both_seats, key, num_games=num_games,
+                              max_rounds=max_moves)
     return GameResults(returns=total, lengths=states.step_count,
                        terminated=states.terminated)
 
   return run(key)
+
+
+def play_loop(game: game_base.Game,
+              round_fn: Callable[[game_base.State, Tuple[chex.PRNGKey,
+                                                         chex.PRNGKey]],
+                                 Tuple[game_base.State, chex.Array]],
+              key: chex.PRNGKey, *, num_games: int,
+              max_rounds: Optional[int] = None
+              ) -> Tuple[game_base.State, chex.Array]:
+  """The batched game loop under every match: fresh games `[num_games]`
+  advanced by `round_fn` until all have ended (or `max_rounds` rounds).
+
+  Traceable, no jit inside (callers jit it, or vmap it over parameters).
+
+  Args:
+    game: the game.
+    round_fn: `(states [N], (key_a, key_b)) -> (states [N], rewards [N,
+      2])`: one round of moves (who moves and how is the caller's), the
+      rewards it paid to each seat; terminal games must stay as they are.
+    key: PRNG key, consumed: one key for the initial states, then per
+      round a fresh pair for `round_fn`.
+    num_games: N.
+    max_rounds: stop after this many rounds; None plays every game out.
+
+  Returns:
+    `(states [N], returns float32 [N, 2])`: the final states and each
+    seat's total reward.
+  """
+  def cond(carry):
+    states, _, _, n = carry
+    going = ~jnp.all(states.terminated)
+    if max_rounds is not None:
+      going &= n < max_rounds
+    return going
+
+  def body(carry):
+    states, key, total, n = carry
+    key, *round_keys = jax.random.split(key, 3)
+    states, gained = round_fn(states, tuple(round_keys))
+    return states, key, total + gained, n + 1
+
+  init_key, loop_key = jax.random.split(key)
+  states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+  carry = (states, loop_key, jnp.zeros((num_games, 2), jnp.float32),
+           jnp.int32(0))
+  states, _, total, _ = jax.lax.while_loop(cond, body, carry)
+  return states, total
 
 
 OUTCOMES = ("wins", "draws", "losses")

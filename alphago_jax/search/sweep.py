@@ -33,6 +33,7 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.core.types import Agent
+from alphago_jax.play.arena import play_loop
 
 Params = Any  # a flax.struct parameter pytree
 
@@ -141,29 +142,19 @@ def play_games(game: game_base.Game, agent: Agent, opponent: Agent,
   num_games = agent_seat.shape[0]
   rows = jnp.arange(num_games)
 
-  def cond(carry):
-    states, _, _, n = carry
-    going = ~jnp.all(states.terminated)
-    if max_moves is not None:
-      going &= n < max_moves
-    return going
-
-  def body(carry):
-    states, key, total, n = carry
-    key, agent_key, opponent_key = jax.random.split(key, 3)
+  def one_ply(states, keys):
+    agent_key, opponent_key = keys
     ours = states.current_player == agent_seat
     actions = jnp.where(ours, agent(states, agent_key),
                         opponent(states, opponent_key))
     stepped = jax.vmap(game.step)(states, actions)
     moving = ~states.terminated
-    total = total + jnp.where(moving, stepped.rewards[rows, agent_seat], 0.0)
-    return game_base.select(moving, stepped, states), key, total, n + 1
+    return (game_base.select(moving, stepped, states),
+            jnp.where(moving[:, None], stepped.rewards, 0.0))
 
-  init_key, loop_key = jax.random.split(key)
-  states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
-  carry = (states, loop_key, jnp.zeros((num_games,), jnp.float32),
-           jnp.int32(0))
-  return jax.lax.while_loop(cond, body, carry)[2]
+  _, total = play_loop(game, one_ply, key, num_games=num_games,
+                       max_rounds=max_moves)
+  return total[rows, agent_seat]
 
 
 @dataclasses.dataclass(frozen=True)
