@@ -81,16 +81,21 @@ class GnuGoPlayer:
         game, "vertex_to_action"):
       raise ValueError(f"GnuGoPlayer: needs a Go game of size <= 19 (GNU "
                        f"Go's limit), got {game!r}")
-    self.game = game
     rules = ["--chinese-rules"]
     if getattr(game, "superko", False):
       rules.append("--positional-superko")
-    self.engine = gnugo(level, [*rules, *extra_args], seed=seed)
+    self._attach(game, gnugo(level, [*rules, *extra_args], seed=seed))
+
+  def _attach(self, game, engine) -> None:
+    """Plays `game` through `engine` from an empty board; closes the
+    engine if it will not set the board up."""
+    self.game = game
+    self.engine = engine
     self.to_play = 0
     try:
       self.reset()
     except Exception:
-      self.engine.close()
+      engine.close()
       raise
 
   def reset(self) -> None:

@@ -381,14 +381,7 @@ class GTPPlayer(GnuGoPlayer):
                timeout: Optional[float] = 60.0):
     # pylint: disable=super-init-not-called
     # GnuGoPlayer's __init__ starts GNU Go; this starts `command` instead.
-    self.game = game
-    self.engine = GTPClient(list(command), timeout=timeout)
-    self.to_play = 0
-    try:
-      self.reset()
-    except Exception:
-      self.engine.close()
-      raise
+    self._attach(game, GTPClient(list(command), timeout=timeout))
 
 
 class _AgentOpponent:
