@@ -33,23 +33,22 @@ import argparse
 import os
 import sys
 
-import jax
-
-from alphago_jax.core import cpu_devices
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import go_features
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
-from alphago_jax.training.loop import make_mesh
+
+sys.path.insert(0, os.path.dirname(__file__))
+import eval_common  # noqa: E402  pylint: disable=wrong-import-position
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
 DEFAULT_ROLLOUT = os.path.join(ROOT, "checkpoints", "rollout_policy")
 
 
-def _open_positions(p, args, trained, size, min_rank, split, dataset, log,
+def _open_positions(p, args, trained, size, min_rank, split, dataset,
                     ladders=False):
   """The positions of `split` in `args.data` under the training filters
   (`trained`, with `size` and `min_rank`) and the run's split settings
@@ -68,13 +67,9 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset, log,
           seed=dataset.get("seed", 0), ladders=ladders)
   except ValueError as e:
     p.error(str(e))
-  try:
-    cache = data_lib.prepare(args.data, args.cache, config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
+  positions = eval_common.records_split(args, config, split)
+  if positions is None:
     return None
-  positions = cache.split("train" if split == "all" else split)
   # As in training: a run's --min-ply (none before it existed), else the
   # flag's.
   min_ply = dataset.get("min_ply", 0) if args.min_ply is None else \
@@ -87,7 +82,21 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset, log,
   return positions
 
 
-def _eval_rollout(p, args, log):
+def _print_accuracy(result):
+  """Prints the top-1 / top-5 accuracies of an evaluation's `result` (a
+  network's or p_π's: hits, rates, nll and positions) with their 95% Wilson
+  intervals, the nll and the RESULT line; the exit status, 0."""
+  n = result["positions"]
+  for k in ("top1", "top5"):
+    lo, hi = wilson_interval(result[f"{k}_hits"], n)
+    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
+  print(f"nll: {result['nll']:.4f}")
+  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
+        f"positions={n}")
+  return 0
+
+
+def _eval_rollout(p, args):
   """--rollout: top-1 / top-5 of p_π, as for a network."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.models import rollout_policy as model_lib
@@ -102,12 +111,11 @@ def _eval_rollout(p, args, log):
   dataset = meta.get("dataset", {})
   trained = dict(dataset.get("filters", {}))
   size = meta.get("train", {}).get("board_size", trained.get("size", 19))
-  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
-      None if args.min_rank.lower() == "none" else args.min_rank)
+  min_rank = eval_common.min_rank(args.min_rank, trained)
   same_data = run_dataset.same_source(meta.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
   positions = _open_positions(p, args, trained, size, min_rank, split,
-                              dataset, log)
+                              dataset)
   if positions is None:
     return 1
   result = rp.evaluate(weights, features, positions,
@@ -117,23 +125,14 @@ def _eval_rollout(p, args, log):
         f"({features.num_features} weights, step {meta.get('step')})")
   print(f"data: {args.data}, split {split}, {n} positions "
         f"({n - result['labelled']} passes or unscored, counted as misses)")
-  for k in ("top1", "top5"):
-    lo, hi = wilson_interval(result[f"{k}_hits"], n)
-    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
-  print(f"nll: {result['nll']:.4f}")
-  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
-        f"positions={n}")
-  return 0
+  return _print_accuracy(result)
 
 
 def main(argv=None):
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--data", required=True,
                  help="an .sgf file, a tar(.gz) archive or a folder of them")
-  p.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT,
-                 help="run directory or checkpoint directory")
-  p.add_argument("--step", type=int, default=None,
-                 help="checkpoint step (default: the latest)")
+  eval_common.add_checkpoint_flags(p, DEFAULT_CHECKPOINT)
   p.add_argument("--split", default=None,
                  choices=("all",) + tuple(data_lib.SPLITS),
                  help="default: test for the run's own data, else all")
@@ -154,57 +153,38 @@ def main(argv=None):
   p.add_argument("--rollout", nargs="?", const=DEFAULT_ROLLOUT, default=None,
                  metavar="DIR", help="evaluate the rollout policy p_π in "
                  "DIR (default: the committed one)")
-  p.add_argument("--cpu-devices", type=int,
-                 default=cpu_devices.default_cpu_device_count())
+  eval_common.add_cpu_devices_flag(p)
   args = p.parse_args(argv)
-  try:
-    cpu_devices.use_cpu_devices(args.cpu_devices)
-  except ValueError as e:
-    p.error(f"--cpu-devices: {e}")
-  log = lambda line: print(line, file=sys.stderr, flush=True)
+  eval_common.use_cpu_devices(p, args)
   if args.rollout is not None:
-    return _eval_rollout(p, args, log)
-  ckpt_dir = ckpt.steps_directory(args.checkpoint)
-  try:
-    model, variables, step = sl.load_policy(ckpt_dir, step=args.step)
-  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
-    print(f"error: {e}", file=sys.stderr)
+    return _eval_rollout(p, args)
+  loaded = eval_common.load_checkpoint(sl.load_policy, args)
+  if loaded is None:
     return 1
+  ckpt_dir, (model, variables, step) = loaded
   run = ckpt.run_config(args.checkpoint)
   trained = run.get("dataset", {}).get("filters", {})
-  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
-      None if args.min_rank.lower() == "none" else args.min_rank)
+  min_rank = eval_common.min_rank(args.min_rank, trained)
   same_data = run_dataset.same_source(run.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
   # A network on the ladder planes reads them from the cache, as in
   # training (reading them in each step would cost far more).
   positions = _open_positions(
       p, args, trained, model.board_size, min_rank, split,
-      run.get("dataset", {}), log,
+      run.get("dataset", {}),
       ladders=go_features.reads_ladders(model.features))
   if positions is None:
     return 1
-  mesh = make_mesh() if jax.device_count() > 1 else None
-  batch_size = args.batch_size
-  if mesh is not None and batch_size % jax.device_count():
-    p.error(f"--batch-size {batch_size} is not divisible by the "
-            f"{jax.device_count()} devices")
+  mesh = eval_common.data_mesh(p, args.batch_size)
   result = sl.evaluate_policy(variables, model, positions,
-                              batch_size=batch_size, mesh=mesh,
+                              batch_size=args.batch_size, mesh=mesh,
                               limit=args.limit, ensemble=args.ensemble)
-  n = result["positions"]
   print(f"checkpoint: {ckpt_dir} step {step} ({model.num_layers} layers x "
         f"{model.filters} filters, {model.num_planes} planes, "
         f"{model.trunk})")
-  print(f"data: {args.data}, split {split}, {n} positions"
+  print(f"data: {args.data}, split {split}, {result['positions']} positions"
         f"{' (8-symmetry ensemble)' if args.ensemble else ''}")
-  for k in ("top1", "top5"):
-    lo, hi = wilson_interval(result[f"{k}_hits"], n)
-    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
-  print(f"nll: {result['nll']:.4f}")
-  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
-        f"positions={n}")
-  return 0
+  return _print_accuracy(result)
 
 
 if __name__ == "__main__":

@@ -27,29 +27,28 @@ import argparse
 import os
 import sys
 
-import jax
 import numpy as np
 
-from alphago_jax.core import cpu_devices
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
 from alphago_jax.core.stats import clustered_mean_interval
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
-from alphago_jax.training.mesh import make_mesh
+
+sys.path.insert(0, os.path.dirname(__file__))
+import eval_common  # noqa: E402  pylint: disable=wrong-import-position
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "value19")
 
 
-def _record_positions(p, args, source, size, log):
+def _record_positions(p, args, source, size):
   """The positions of SGF records `args.data` (None after printing the
   error)."""
   dataset = source.get("dataset", {}) if source.get("kind") == "kgs" else {}
   trained = dict(dataset.get("filters", {}))
-  min_rank = trained.get("min_rank", "6d") if args.min_rank is None else (
-      None if args.min_rank.lower() == "none" else args.min_rank)
+  min_rank = eval_common.min_rank(args.min_rank, trained)
   same = source.get("kind") == "kgs" and run_dataset.same_source(
       source.get("path"), args.data)
   split = args.split or ("test" if same else "all")
@@ -64,13 +63,8 @@ def _record_positions(p, args, source, size, log):
                   seed=dataset.get("seed", 0), limit=dataset.get("limit")))
   except ValueError as e:
     p.error(str(e))
-  try:
-    cache = data_lib.prepare(args.data, args.cache, config,
-                             workers=min(2, os.cpu_count() or 1), log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return None, split
-  return vn.decided(cache.split("train" if split == "all" else split)), split
+  positions = eval_common.records_split(args, config, split)
+  return (None if positions is None else vn.decided(positions)), split
 
 
 def main(argv=None):
@@ -80,10 +74,7 @@ def main(argv=None):
                       help="a value-data folder (one position a game)")
   source.add_argument("--data", default=None, help="SGF records: an .sgf "
                       "file, a tar(.gz) archive or a folder of them")
-  p.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT,
-                 help="run directory or checkpoint directory")
-  p.add_argument("--step", type=int, default=None,
-                 help="checkpoint step (default: the latest)")
+  eval_common.add_checkpoint_flags(p, DEFAULT_CHECKPOINT)
   p.add_argument("--split", default=None,
                  choices=("all",) + tuple(data_lib.SPLITS),
                  help="value data: train or test (default test); records: "
@@ -100,22 +91,15 @@ def main(argv=None):
                  help="8: average v over the board's 8 symmetries (8x the "
                  "cost); 1: each position as it stands")
   p.add_argument("--batch-size", type=int, default=256)
-  p.add_argument("--cpu-devices", type=int,
-                 default=cpu_devices.default_cpu_device_count())
+  eval_common.add_cpu_devices_flag(p)
   args = p.parse_args(argv)
   if args.limit is not None and args.limit < 1:
     p.error(f"--limit must be at least 1, got {args.limit}")
-  try:
-    cpu_devices.use_cpu_devices(args.cpu_devices)
-  except ValueError as e:
-    p.error(f"--cpu-devices: {e}")
-  log = lambda line: print(line, file=sys.stderr, flush=True)
-  ckpt_dir = ckpt.steps_directory(args.checkpoint)
-  try:
-    model, variables, step = vn.load_value(ckpt_dir, step=args.step)
-  except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
-    print(f"error: {e}", file=sys.stderr)
+  eval_common.use_cpu_devices(p, args)
+  loaded = eval_common.load_checkpoint(vn.load_value, args)
+  if loaded is None:
     return 1
+  ckpt_dir, (model, variables, step) = loaded
   trained_on = ckpt.run_config(args.checkpoint).get("source", {})
   if args.value_data is not None:
     split = args.split or "test"
@@ -130,7 +114,7 @@ def main(argv=None):
         args.value_data
   else:
     positions, split = _record_positions(p, args, trained_on,
-                                         model.board_size, log)
+                                         model.board_size)
     if positions is None:
       return 1
     where = args.data
@@ -143,10 +127,7 @@ def main(argv=None):
           f"positions, the network in {ckpt_dir} is {model.board_size}x"
           f"{model.board_size}", file=sys.stderr)
     return 1
-  mesh = make_mesh() if jax.device_count() > 1 else None
-  if mesh is not None and args.batch_size % jax.device_count():
-    p.error(f"--batch-size {args.batch_size} is not divisible by the "
-            f"{jax.device_count()} devices")
+  mesh = eval_common.data_mesh(p, args.batch_size)
   v, z = vn.predict_values(variables, model, positions,
                            batch_size=args.batch_size, mesh=mesh,
                            limit=args.limit, symmetries=args.symmetries)
