@@ -1,12 +1,10 @@
-"""Runs AlphaGo's whole 2016 chain on 9×9: `alphago-jax train chain-9x9`.
+"""Runs AlphaGo's whole 2016 chain on 9×9: `alphago-jax train chain-9x9`
+(`alphago_jax.cli.stages.chain9`, whose --help lists the options and
+stages), under the script's own command lines:
 
     python experiments/alphago/chain9.py --output runs/chain9
     python experiments/alphago/chain9.py --output runs/chain9 --games-dir data/gnugo9
     python experiments/alphago/chain9.py --quick --output /tmp/chain  # smoke
-
-The command lives in `alphago_jax.cli.stages.chain9` (--help lists its
-options and stages); this script is kept so that its command lines still
-work.
 """
 
 import sys

@@ -1,11 +1,9 @@
 """Generates 9x9 expert games, GNU Go playing itself: `alphago-jax train
-gnugo-games`.
+gnugo-games` (`alphago_jax.cli.stages.gnugo_games`, whose --help lists the
+options), under the script's own command lines:
 
     python experiments/alphago/gnugo_games.py --output data/gnugo9 \
         --games 10000 --levels 10 --opening-moves 4 --workers 1
-
-The command lives in `alphago_jax.cli.stages.gnugo_games` (--help lists
-its options); this script is kept so that its command lines still work.
 """
 
 import sys

@@ -1,11 +1,10 @@
-"""Trains AlphaGo's RL policy network p_ρ: `alphago-jax train rl-policy`.
+"""Trains AlphaGo's RL policy network p_ρ: `alphago-jax train rl-policy`
+(`alphago_jax.cli.stages.rl_policy`, whose --help lists the options), under
+the script's own command lines:
 
     python experiments/alphago/rl_policy.py --output runs/rl19 [--hours 2]
     python experiments/alphago/rl_policy.py --output runs/rl19 --resume
     python experiments/alphago/rl_policy.py --quick --output /tmp/rl-quick
-
-The command lives in `alphago_jax.cli.stages.rl_policy` (--help lists its
-options); this script is kept so that its command lines still work.
 """
 
 import sys

@@ -1,12 +1,10 @@
 """Trains AlphaGo's fast rollout policy p_π: `alphago-jax train
-rollout-policy`.
+rollout-policy` (`alphago_jax.cli.stages.rollout_policy`, whose --help
+lists the options), under the script's own command lines:
 
     python experiments/alphago/rollout_policy.py --data ../shared/data/kgs-6d \
         --output runs/rollout [--cache DIR] [--total-samples N] [--resume]
     python experiments/alphago/rollout_policy.py --quick --data D --output O
-
-The command lives in `alphago_jax.cli.stages.rollout_policy` (--help lists
-its options); this script is kept so that its command lines still work.
 """
 
 import sys

@@ -1,12 +1,10 @@
 """Generates the value network's self-play positions: `alphago-jax train
-value-data`.
+value-data` (`alphago_jax.cli.stages.value_data`, whose --help lists the
+options), under the script's own command lines:
 
     python experiments/alphago/value_data.py --sl-checkpoint runs/sl9 \
         --games 100000 --output data/value9 [--rl-checkpoint runs/rl9]
     python experiments/alphago/value_data.py --quick --output /tmp/v  # smoke
-
-The command lives in `alphago_jax.cli.stages.value_data` (--help lists
-its options); this script is kept so that its command lines still work.
 """
 
 import sys

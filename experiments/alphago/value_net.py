@@ -1,11 +1,10 @@
-"""Trains AlphaGo's value network v_θ: `alphago-jax train value-net`.
+"""Trains AlphaGo's value network v_θ: `alphago-jax train value-net`
+(`alphago_jax.cli.stages.value_net`, whose --help lists the options), under
+the script's own command lines:
 
     python experiments/alphago/value_net.py --data data/value9 \
         --output runs/value9 [--hours 2] [--resume]
     python experiments/alphago/value_net.py --quick --data D --output O
-
-The command lives in `alphago_jax.cli.stages.value_net` (--help lists
-its options); this script is kept so that its command lines still work.
 """
 
 import sys
