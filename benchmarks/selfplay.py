@@ -34,7 +34,6 @@ import mctx
 import optax
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.core import cpu_devices
 from alphago_jax.games.go import Go
 from alphago_jax.models.resnet import (ResNetConfig, init_variables,
                                        make_evaluate_fn, make_network)
@@ -42,6 +41,7 @@ from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 from alphago_jax.training.learner import loss_fn
 from alphago_jax.training.replay import Sample
 from alphago_jax.training.selfplay import self_play
+from devices_flag import parse_with_devices
 
 
 def _median_seconds(fns, arg_fn, repeats):
@@ -145,15 +145,9 @@ def main():
   p.add_argument("--channels", type=int, default=64)
   p.add_argument("--train-batch", type=int, default=256)
   p.add_argument("--repeats", type=int, default=3)
-  p.add_argument("--devices", type=int, default=1,
-                 help="XLA CPU devices; above 1, adds a row for ours with "
-                 "the games split over them (the ratio stays 1 device "
-                 "against 1)")
-  args = p.parse_args()
-  try:  # Before JAX starts: the first JAX operation fixes the devices.
-    cpu_devices.use_cpu_devices(args.devices)
-  except ValueError as e:
-    p.error(f"--devices: {e}")
+  args = parse_with_devices(
+      p, default=1, help_text="XLA CPU devices; above 1, adds a row for ours "
+      "with the games split over them (the ratio stays 1 device against 1)")
   if args.batch % args.devices:
     p.error(f"--batch {args.batch} must be a multiple of --devices")
 

@@ -27,7 +27,7 @@ import jax
 
 import python_uct
 from alphago_jax import games, search
-from alphago_jax.core import cpu_devices
+from devices_flag import parse_with_devices
 
 
 def main():
@@ -35,14 +35,10 @@ def main():
   p.add_argument("--simulations", type=int, default=1000)
   p.add_argument("--repeats", type=int, default=5)
   p.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024])
-  p.add_argument("--devices", type=int, default=os.cpu_count() or 1,
-                 help="XLA CPU devices for the split rows (default: one per "
-                 "core; XLA_FLAGS wins when it sets the count)")
-  args = p.parse_args()
-  try:  # Before JAX starts: the first JAX operation fixes the devices.
-    cpu_devices.use_cpu_devices(args.devices)
-  except ValueError as e:
-    p.error(f"--devices: {e}")
+  args = parse_with_devices(
+      p, default=os.cpu_count() or 1, help_text="XLA CPU devices for the "
+      "split rows (default: one per core; XLA_FLAGS wins when it sets the "
+      "count)")
   n = args.simulations
   game = games.make("tictactoe")
   config = search.UCTConfig(num_simulations=n)
