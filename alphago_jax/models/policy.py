@@ -28,52 +28,33 @@ import jax.numpy as jnp
 from alphago_jax.core.checks import check_int
 from alphago_jax.games import go_features, symmetry
 from alphago_jax.core.types import MASKED_LOGIT
+from alphago_jax.models.plane_net import (PlaneNetConfig, first_layer,
+                                          init_plane_variables)
 
 TRUNKS = ("plain", "residual")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PolicyNetConfig:
-  """Depth, width, input planes and board of the policy network.
+class PolicyNetConfig(PlaneNetConfig):
+  """Depth, width, input planes and board of the policy network: the
+  fields of `plane_net.PlaneNetConfig` and these.
 
   Attributes:
-    num_layers: convolution layers, the first and the 1x1 output included
-      (paper: 13).
-    filters: k, filters of every hidden layer (paper: 192).
-    features: the input planes, `go_features` names (default: the 46
-      planes without the two costly ladder planes; the paper's 48 are
-      `go_features.ALPHAGO_POLICY_FEATURES`).
-    board_size: N.
-    first_kernel: the first layer's kernel size (paper: 5).
+    features: default: the 46 planes without the two costly ladder planes;
+      the paper's 48 are `go_features.ALPHAGO_POLICY_FEATURES`.
     trunk: "plain" (the paper's) or "residual" (see module docstring).
   """
-  num_layers: int = 6
-  filters: int = 64
   features: Tuple[str, ...] = go_features.DEFAULT_POLICY_FEATURES
-  board_size: int = 19
-  first_kernel: int = 5
   trunk: str = "plain"
 
   def __post_init__(self):
-    check_int("num_layers", self.num_layers, 2)
-    check_int("filters", self.filters, 1)
-    check_int("board_size", self.board_size, 2)
-    check_int("first_kernel", self.first_kernel, 1)
-    if not isinstance(self.features, tuple):
-      raise ValueError(f"features must be a tuple of go_features names, got "
-                       f"{self.features!r}")
-    go_features.num_planes(self.features)  # checks the names
+    super().__post_init__()
     if self.trunk not in TRUNKS:
       raise ValueError(f"trunk must be one of {TRUNKS}, got {self.trunk!r}")
     if self.trunk == "residual" and self.num_layers % 2:
       raise ValueError(f"a residual trunk needs an even num_layers (two "
                        f"convolutions a block between the first and the "
                        f"output layer), got {self.num_layers}")
-
-  @property
-  def num_planes(self) -> int:
-    """C, the input planes."""
-    return go_features.num_planes(self.features)
 
   @property
   def num_actions(self) -> int:
@@ -123,11 +104,8 @@ class PolicyNet(nn.Module):
     """
     cfg = self.config
     n = cfg.board_size
-    chex.assert_rank(planes, 4)
+    x = first_layer(cfg, planes)
     batch = planes.shape[0]
-    chex.assert_shape(planes, (batch, n, n, cfg.num_planes))
-    x = planes.astype(jnp.float32)
-    x = nn.relu(nn.Conv(cfg.filters, (cfg.first_kernel,) * 2)(x))
     if cfg.trunk == "plain":
       for _ in range(cfg.num_layers - 2):
         x = nn.relu(nn.Conv(cfg.filters, (3, 3))(x))
@@ -153,12 +131,7 @@ def init_policy_variables(network: PolicyNet, key: chex.PRNGKey
                           ) -> chex.ArrayTree:
   """Fresh `{"params", "batch_stats"}` (batch_stats empty for a plain
   trunk)."""
-  cfg = network.config
-  planes = jnp.zeros((1, cfg.board_size, cfg.board_size, cfg.num_planes),
-                     jnp.float32)
-  variables = dict(network.init(key, planes, train=False))
-  variables.setdefault("batch_stats", {})
-  return variables
+  return init_plane_variables(network, key, train=False)
 
 
 def deepen_policy(config: PolicyNetConfig, variables: chex.ArrayTree, *,

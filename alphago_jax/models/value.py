@@ -27,45 +27,28 @@ import jax.numpy as jnp
 from alphago_jax.core.checks import check_int
 from alphago_jax.games import go_features
 from alphago_jax.games import symmetry
+from alphago_jax.models.plane_net import (PlaneNetConfig, first_layer,
+                                          init_plane_variables)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ValueNetConfig:
-  """Depth, width, input planes and board of the value network.
+class ValueNetConfig(PlaneNetConfig):
+  """Depth, width, input planes and board of the value network: the fields
+  of `plane_net.PlaneNetConfig` (`num_layers` counts the convolutions, then
+  come the two dense layers) and these.
 
   Attributes:
-    num_layers: convolution layers, the first and the 1x1 output included
-      (paper: 13, then the two dense layers).
-    filters: k, filters of every hidden convolution (paper: 192).
-    features: the input planes, `go_features` names (default: the policy's
-      46 default planes plus `player_colour`; the paper's 49 are
-      `go_features.ALPHAGO_VALUE_FEATURES`).
-    board_size: N.
-    first_kernel: the first layer's kernel size (paper: 5).
+    features: default: the policy's 46 default planes plus
+      `player_colour`; the paper's 49 are
+      `go_features.ALPHAGO_VALUE_FEATURES`.
     hidden: units of the fully connected ReLU layer (paper: 256).
   """
-  num_layers: int = 6
-  filters: int = 64
   features: Tuple[str, ...] = go_features.DEFAULT_VALUE_FEATURES
-  board_size: int = 19
-  first_kernel: int = 5
   hidden: int = 256
 
   def __post_init__(self):
-    check_int("num_layers", self.num_layers, 2)
-    check_int("filters", self.filters, 1)
-    check_int("board_size", self.board_size, 2)
-    check_int("first_kernel", self.first_kernel, 1)
+    super().__post_init__()
     check_int("hidden", self.hidden, 1)
-    if not isinstance(self.features, tuple):
-      raise ValueError(f"features must be a tuple of go_features names, got "
-                       f"{self.features!r}")
-    go_features.num_planes(self.features)  # checks the names
-
-  @property
-  def num_planes(self) -> int:
-    """C, the input planes."""
-    return go_features.num_planes(self.features)
 
   @classmethod
   def cpu(cls) -> "ValueNetConfig":
@@ -102,11 +85,8 @@ class ValueNet(nn.Module):
     """
     cfg = self.config
     n = cfg.board_size
-    chex.assert_rank(planes, 4)
+    x = first_layer(cfg, planes)
     batch = planes.shape[0]
-    chex.assert_shape(planes, (batch, n, n, cfg.num_planes))
-    x = planes.astype(jnp.float32)
-    x = nn.relu(nn.Conv(cfg.filters, (cfg.first_kernel,) * 2)(x))
     for _ in range(cfg.num_layers - 2):
       x = nn.relu(nn.Conv(cfg.filters, (3, 3))(x))
     x = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(batch, n * n)
@@ -118,12 +98,7 @@ def init_value_variables(network: ValueNet, key: chex.PRNGKey
                          ) -> chex.ArrayTree:
   """Fresh `{"params", "batch_stats"}` (batch_stats empty: no batch norm;
   kept so the variables have the policy network's layout)."""
-  cfg = network.config
-  planes = jnp.zeros((1, cfg.board_size, cfg.board_size, cfg.num_planes),
-                     jnp.float32)
-  variables = dict(network.init(key, planes))
-  variables.setdefault("batch_stats", {})
-  return variables
+  return init_plane_variables(network, key)
 
 
 def make_value_fn(network: ValueNet):
