@@ -1,27 +1,41 @@
 """What the stages that learn from stored positions share.
 
 Supervised learning of p_σ (`training.supervised`) and value regression
-of v_θ (`training.value_net`) both feed compact batches of a seeded
-stream (`data.batches`) to one compiled step, run it in the host loop
-every stage uses (`host_loop.run`), and load their networks back from a
-checkpoint the same way. Only the step, the evaluation and the network
-differ; they come in as arguments.
+of v_θ (`training.value_net`) both start a run the same way, take one
+compiled gradient step on the AlphaGo planes of a compact batch
+(`data.feature_batch`, a random symmetry per example), feed it batches of
+a seeded stream (`data.batches`) in the host loop every stage uses
+(`host_loop.run`), sum an evaluation step over fixed positions, and load
+their networks back from a checkpoint the same way. Only the network, its
+loss and the evaluation's sums differ; they come in as arguments.
+
+A stage's config is a `StageConfig`: an `optim.ScheduleConfig` with a
+`model` (a `models.plane_net.PlaneNetConfig`) and an `augment` flag.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
+import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from alphago_jax.data.batches import batches
+from alphago_jax.core.checks import check as _check
+from alphago_jax.data import features as features_lib
+from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import host_loop
-from alphago_jax.training.mesh import DATA_AXIS
+from alphago_jax.training import optim
+from alphago_jax.training.mesh import (DATA_AXIS, batch_constraint,
+                                        check_mesh, jit_over_batch,
+                                        replicate)
 from alphago_jax.training.state import TrainState, variables_of
 
 # The compact-batch fields a step reads (`game` and `valid` stay home;
@@ -54,23 +68,221 @@ def to_device(batch: Dict[str, np.ndarray], mesh: Optional[Mesh],
   return {f: local(x) for f, x in batch.items()}
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StageConfig(optim.ScheduleConfig):
+  """The config of a stage that trains a network on positions: the fields
+  of `optim.ScheduleConfig`, and in each stage's subclass `model` (a
+  `MODEL`) and `augment` (a random board symmetry per example).
+
+  Defines once what a checkpoint of the stage must match
+  (`architecture`), the JSON form (`to_json`, `from_json`) and the config
+  read back from a checkpoint's metadata (`from_architecture`).
+
+  Class attributes:
+    STAGE: the stage's name in a checkpoint's metadata.
+    MODEL: the `PlaneNetConfig` subclass of `model`.
+    NETWORK: what a mismatch's message calls the network.
+    MODEL_SIZES: properties of `model` the architecture also names.
+  """
+  STAGE: ClassVar[str]
+  MODEL: ClassVar[type]
+  NETWORK: ClassVar[str]
+  MODEL_SIZES: ClassVar[Tuple[str, ...]] = ("num_planes",)
+
+  def __post_init__(self):
+    _check("model", isinstance(self.model, self.MODEL), self.model,
+           f"a {self.MODEL.__name__}")
+    super().__post_init__()
+    _check("augment", isinstance(self.augment, bool), self.augment,
+           "a bool")
+
+  def architecture(self) -> Dict[str, Any]:
+    """What a checkpoint must match to be loaded (JSON-able)."""
+    return {"stage": self.STAGE, "model": self.model.to_json(),
+            **{name: getattr(self.model, name) for name in self.MODEL_SIZES},
+            "optimizer": self.optimizer}
+
+  def to_json(self) -> Dict[str, Any]:
+    return {**dataclasses.asdict(self), "model": self.model.to_json()}
+
+  @classmethod
+  def from_json(cls, obj: Dict[str, Any]):
+    obj = dict(obj)
+    return cls(model=cls.MODEL.from_json(obj.pop("model")), **obj)
+
+  @classmethod
+  def model_from_architecture(cls, arch: Dict[str, Any]):
+    """The `MODEL` a checkpoint's metadata `arch` describes.
+
+    Raises:
+      ckpt.CheckpointMismatchError: not a checkpoint of this stage.
+    """
+    if arch.get("stage") != cls.STAGE or "model" not in arch:
+      raise ckpt.CheckpointMismatchError(
+          f"not a {cls.NETWORK} checkpoint (its metadata describes "
+          f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
+          f"{sorted(arch)})")
+    return cls.MODEL.from_json(arch["model"])
+
+  @classmethod
+  def from_architecture(cls, arch: Dict[str, Any]):
+    """The config of a checkpoint's network and optimizer (the rest
+    default), to restore it."""
+    return cls(model=cls.model_from_architecture(arch),
+               optimizer=arch["optimizer"])
+
+
+def check_board(caller: str, positions: Positions, board_size: int, *,
+                name: Optional[str] = None) -> None:
+  """Raises ValueError unless `positions` (the `name` ones, when named)
+  are of the network's `board_size`; the message starts with `caller`."""
+  if positions.size != board_size:
+    which = "positions" if name is None else f"{name} positions"
+    raise ValueError(f"{caller}: the {which} are {positions.size}x"
+                     f"{positions.size}, the network is {board_size}x"
+                     f"{board_size}")
+
+
+def init_state(config: optim.ScheduleConfig, seed: int,
+               init_variables: Callable[[jax.Array], Dict[str, Any]], *,
+               mesh: Optional[Mesh]) -> TrainState:
+  """A fresh run: step 0, key from `seed` (no buffer), a fresh optimizer
+  (`optim.make_optimizer(config)`) and the network
+  `init_variables(init_key)` returns, replicated over `mesh`."""
+  check_mesh(mesh, batch_size=config.batch_size)
+  init_key, run_key = jax.random.split(jax.random.key(seed))
+  variables = init_variables(init_key)
+  state = TrainState(
+      params=variables["params"], batch_stats=variables["batch_stats"],
+      opt_state=optim.make_optimizer(config).init(variables["params"]),
+      buffer=None, key=jax.random.key_data(run_key),
+      iteration=jnp.int32(0))
+  if mesh is not None:
+    state = replicate(state, mesh)
+  return state
+
+
+def make_train_step(config, mesh: Optional[Mesh], *,
+                    inputs: Callable[[Dict[str, jax.Array],
+                                      Dict[str, jax.Array]],
+                                     Dict[str, Any]],
+                    loss: Callable[..., Tuple[jax.Array, Tuple[Any, Dict]]]
+                    ) -> Callable[[TrainState, Dict], Tuple[TrainState,
+                                                           Dict]]:
+  """The jitted `step(state, compact batch) -> (state, metrics)` of a
+  stage's `config`.
+
+  Step `s` rebuilds the planes of the batch (`FIELDS` `[B, ...]`, sharded
+  over the mesh's data axis) with the symmetries of `fold_in(key, s)`
+  (with `config.augment`); `inputs(batch, featured)` picks the loss's
+  inputs from the batch and `data.feature_batch`'s output (`planes`,
+  `action`, `outcome`, `symmetry`), and
+  `loss(params, batch_stats, inputs) -> (loss, (batch_stats, metrics))`
+  gives the gradient. Metrics are the loss's float32 scalars of the batch
+  (before the update) and the step's `lr`.
+  """
+  check_mesh(mesh, batch_size=config.batch_size)
+  optimizer = optim.make_optimizer(config)
+  schedule = optim.make_schedule(config)
+  size, names = config.model.board_size, config.model.features
+  constrain = batch_constraint(mesh)
+
+  def step(state: TrainState, batch):
+    chex.assert_shape(batch["action"], (config.batch_size,))
+    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
+                             state.iteration)
+    featured = features_lib.feature_batch(batch, key, size=size, names=names,
+                                          augment=config.augment)
+    grads, (batch_stats, metrics) = jax.grad(loss, has_aux=True)(
+        state.params, state.batch_stats, constrain(inputs(batch, featured)))
+    updates, opt_state = optimizer.update(grads, state.opt_state,
+                                          state.params)
+    metrics["lr"] = jnp.asarray(schedule(state.iteration), jnp.float32)
+    return state.replace(params=optax.apply_updates(state.params, updates),
+                         batch_stats=batch_stats, opt_state=opt_state,
+                         iteration=state.iteration + 1), metrics
+
+  return jit_over_batch(step, mesh, donate_first=True)
+
+
+def first(positions: Positions, limit: Optional[int]) -> Positions:
+  """The first `limit` of `positions` (all of them when None)."""
+  if limit is None or limit >= len(positions):
+    return positions
+  return dataclasses.replace(positions, **{
+      f: getattr(positions, f)[:limit] for f in positions.arrays()})
+
+
+def summed(step: Callable[[Any, Dict[str, jax.Array]], Dict[str, jax.Array]],
+           variables, positions: Positions, *, batch_size: int,
+           limit: Optional[int] = None, mesh: Optional[Mesh] = None,
+           put: Optional[Callable[[Dict[str, np.ndarray]], Any]] = None
+           ) -> Dict[str, float]:
+  """The sums of `step(variables, compact batch with valid)` over the
+  first `limit` of `positions` (all when None), in batches of `batch_size`
+  (`data.sequential_batches`: the last padded, its padding not `valid`),
+  as floats. `put` hands a host batch to the step (default: `to_device`
+  of `FIELDS` and `valid` over `mesh`)."""
+  if put is None:
+    put = lambda batch: to_device(batch, mesh, FIELDS + ("valid",))
+  totals = None
+  for batch in sequential_batches(first(positions, limit), batch_size):
+    sums = step(variables, put(batch))
+    totals = sums if totals is None else jax.tree.map(jnp.add, totals, sums)
+  return {k: float(v) for k, v in jax.device_get(totals).items()}
+
+
 def run(state: TrainState,
         step_fn: Callable[[TrainState, Dict[str, jax.Array]], Any],
-        train: Positions, *, batch_size: int, seed: int, max_samples: int,
-        architecture: Dict[str, Any], mesh: Optional[Mesh],
+        train: Positions, *, config, seed: int, mesh: Optional[Mesh],
         evaluator: Optional[Callable[[TrainState], Dict[str, float]]],
         postfix: Callable[[Dict[str, Any]], Dict[str, str]],
-        **loop_options) -> Tuple[TrainState, List[Dict[str, Any]]]:
+        max_samples: Optional[int] = None,
+        output_dir: Optional[str] = None, resume: bool = True,
+        log_every: int = 100, eval_every: int = 2000,
+        checkpoint_seconds: float = 600.0, checkpoint_every: int = 0,
+        max_seconds: Optional[float] = None,
+        stall_seconds: Optional[float] = None,
+        max_train_seconds: Optional[float] = None,
+        log: Optional[Callable[[str], None]] = None,
+        progress: bool = False, tensorboard: Optional[bool] = None
+        ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) `step_fn` on batch `s` of `data.batches(train,
-  batch_size, seed)` at step `s`, in `host_loop.run`, until `max_samples`
-  positions were seen or a budget ends the call.
+  config.batch_size, seed)` at step `s`, in `host_loop.run`, so the run is
+  a function of the seed and the step count, wherever it was interrupted.
 
-  Records get `samples`, `epoch` and `samples_per_second`; `evaluator`
-  (or None) runs every `evaluate_every` steps and when the call stops.
-  `loop_options` are `host_loop.run`'s (`output_dir`, `resume`,
-  `log_every`, `evaluate_every`, the checkpoint and time budgets, `log`,
-  `progress`, `tensorboard`).
+  Records get `samples`, `epoch` and `samples_per_second`; checkpoints
+  carry `config.architecture()`.
+
+  Args:
+    state: the fresh state (the template a checkpoint is restored into).
+    evaluator: None, or `state -> fields` of a record, run every
+      `eval_every` steps and when the call stops.
+    postfix: `record -> fields` of the progress bar.
+    max_samples: stop once this many training positions were seen (default
+      `config.total_samples`).
+    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
+    resume: load the latest checkpoint in `output_dir` first.
+    log_every: steps a metrics record (train means over those steps).
+    checkpoint_seconds, checkpoint_every: save every that many seconds
+      and/or steps (0: never), and always when stopping.
+    max_seconds: stop after this much wall-clock time in this call.
+    stall_seconds: end the process when no step, evaluation or checkpoint
+      finishes for this long (`host_loop.run`; None: never).
+    max_train_seconds: stop once training time summed over every call of
+      the run (read back from the metrics) reaches this.
+    log: called with each record as one line.
+    progress: a tqdm bar of the samples.
+    tensorboard: as in `training.train`.
+
+  Returns:
+    the final state and this call's records.
+
+  Raises:
+    CheckpointMismatchError: the checkpoint is of another network.
   """
+  batch_size = config.batch_size
+  max_samples = config.total_samples if max_samples is None else max_samples
   per_epoch = max(1, len(train) // batch_size)
 
   def make_step(start):
@@ -90,22 +302,28 @@ def run(state: TrainState,
 
   return host_loop.run(
       state, make_step, num_steps=max_samples // batch_size,
-      architecture=architecture, with_buffer=False, mesh=mesh,
-      summarize=summarize, evaluator=evaluator, evaluate_on_stop=True,
-      handle_signals=True, resumed_message=resumed, progress_unit="pos",
-      progress_scale=batch_size, postfix=postfix, **loop_options)
+      architecture=config.architecture(), output_dir=output_dir,
+      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
+      summarize=summarize, evaluator=evaluator, evaluate_every=eval_every,
+      evaluate_on_stop=True, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      max_train_seconds=max_train_seconds, handle_signals=True,
+      stall_seconds=stall_seconds, log=log, resumed_message=resumed,
+      progress=progress, progress_unit="pos", progress_scale=batch_size,
+      postfix=postfix, tensorboard=tensorboard)
 
 
 def load_network(checkpoint_dir, *, step: Optional[int],
-                 make_config: Callable[[Dict[str, Any]], Any],
-                 init_state: Callable[[Any], TrainState]
+                 config_type: type,
+                 init_state: Callable[[Any, int], TrainState]
                  ) -> Tuple[Any, Dict[str, Any], int]:
   """The network config, variables and step of a checkpoint of a stage.
 
-  `make_config(metadata)` builds the stage's config from the checkpoint's
-  metadata (raising `CheckpointMismatchError`, `KeyError`, `TypeError` or
-  `ValueError` when it describes another network); `init_state(config)`
-  a state of its shapes to restore into.
+  `config_type.from_architecture(metadata)` builds the stage's config (a
+  `StageConfig`) from the checkpoint's metadata (raising
+  `CheckpointMismatchError`, `KeyError`, `TypeError` or `ValueError` when
+  it describes another network); `init_state(config, seed)` a state of its
+  shapes to restore into.
 
   Raises:
     FileNotFoundError: no checkpoint in `checkpoint_dir`.
@@ -118,12 +336,12 @@ def load_network(checkpoint_dir, *, step: Optional[int],
   meta = ckpt.read_metadata(checkpoint_dir, step)
   meta.pop("with_buffer", None)
   try:
-    config = make_config(meta)
+    config = config_type.from_architecture(meta)
   except (ckpt.CheckpointMismatchError, KeyError, TypeError,
           ValueError) as e:
     raise ckpt.CheckpointMismatchError(
         f"checkpoint {checkpoint_dir}: {e}") from None
-  state = ckpt.restore_checkpoint(checkpoint_dir, init_state(config),
+  state = ckpt.restore_checkpoint(checkpoint_dir, init_state(config, 0),
                                   architecture=config.architecture(),
                                   step=step)
   return config.model, variables_of(state), int(state.iteration)

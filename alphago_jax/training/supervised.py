@@ -28,24 +28,21 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.sharding import Mesh
 
 from alphago_jax.core.checks import check as _check
 from alphago_jax.data import features as features_lib
-from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import go_features, symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables,
                                        symmetric_log_policy)
-from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
 from alphago_jax.training import optim
-from alphago_jax.training.mesh import (batch_constraint, check_mesh,
-                                        jit_over_batch, replicate)
+from alphago_jax.training.mesh import batch_constraint, jit_over_batch
 from alphago_jax.training.state import TrainState, variables_of
 
+STAGE = "sl_policy"
 OPTIMIZERS = optim.OPTIMIZERS
 SCHEDULES = optim.SCHEDULES
 make_schedule = optim.make_schedule
@@ -54,7 +51,7 @@ _FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SupervisedConfig(optim.ScheduleConfig):
+class SupervisedConfig(position_stage.StageConfig):
   """Network, optimiser and schedule of a supervised policy run: the
   fields of `optim.ScheduleConfig` and these.
 
@@ -67,58 +64,21 @@ class SupervisedConfig(optim.ScheduleConfig):
       paper's softmax covers every point; off by default).
     augment: a random one of the 8 board symmetries per example.
   """
+  STAGE = STAGE
+  MODEL = PolicyNetConfig
+  NETWORK = "policy-network"
+  MODEL_SIZES = ("num_planes", "num_actions")
   model: PolicyNetConfig = PolicyNetConfig()
   mask_illegal: bool = False
   augment: bool = True
 
   def __post_init__(self):
-    _check("model", isinstance(self.model, PolicyNetConfig), self.model,
-           "a PolicyNetConfig")
     super().__post_init__()
-    for name in ("mask_illegal", "augment"):
-      _check(name, isinstance(getattr(self, name), bool),
-             getattr(self, name), "a bool")
-
-  def architecture(self) -> Dict[str, Any]:
-    """What a checkpoint must match to be loaded (JSON-able)."""
-    model = dataclasses.asdict(self.model)
-    model["features"] = list(model["features"])
-    return {"stage": "sl_policy", "model": model,
-            "num_planes": self.model.num_planes,
-            "num_actions": self.model.num_actions,
-            "optimizer": self.optimizer}
-
-  def to_json(self) -> Dict[str, Any]:
-    out = dataclasses.asdict(self)
-    out["model"]["features"] = list(self.model.features)
-    return out
-
-  @classmethod
-  def from_json(cls, obj: Dict[str, Any]) -> "SupervisedConfig":
-    obj = dict(obj)
-    model = dict(obj.pop("model"))
-    model["features"] = tuple(model["features"])
-    return cls(model=PolicyNetConfig(**model), **obj)
+    _check("mask_illegal", isinstance(self.mask_illegal, bool),
+           self.mask_illegal, "a bool")
 
 
-def model_config_from_architecture(arch: Dict[str, Any]) -> PolicyNetConfig:
-  """The `PolicyNetConfig` a checkpoint's metadata describes.
-
-  Raises:
-    ckpt.CheckpointMismatchError: not a supervised policy checkpoint.
-  """
-  if arch.get("stage") != "sl_policy" or "model" not in arch:
-    raise ckpt.CheckpointMismatchError(
-        f"not a policy-network checkpoint (its metadata describes "
-        f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
-        f"{sorted(arch)})")
-  model = dict(arch["model"])
-  model["features"] = tuple(model["features"])
-  return PolicyNetConfig(**model)
-
-
-def _check_mesh(config: SupervisedConfig, mesh: Optional[Mesh]) -> None:
-  check_mesh(mesh, batch_size=config.batch_size)
+model_config_from_architecture = SupervisedConfig.model_from_architecture
 
 
 def init_supervised_state(config: SupervisedConfig, seed: int, *,
@@ -132,25 +92,19 @@ def init_supervised_state(config: SupervisedConfig, seed: int, *,
   Raises:
     ValueError: `variables` are not of `config.model`'s network.
   """
-  _check_mesh(config, mesh)
-  init_key, run_key = jax.random.split(jax.random.key(seed))
-  fresh = init_policy_variables(PolicyNet(config.model), init_key)
-  if variables is not None:
+  def init_variables(key):
+    fresh = init_policy_variables(PolicyNet(config.model), key)
+    if variables is None:
+      return fresh
     shapes = lambda tree: jax.tree.map(jnp.shape, tree)
     if shapes(variables) != shapes(fresh):
       raise ValueError(
           f"the starting network is not a {config.model.num_layers}x"
           f"{config.model.filters} {config.model.trunk} network on "
           f"{config.model.num_planes} planes")
-  variables = fresh if variables is None else variables
-  state = TrainState(
-      params=variables["params"], batch_stats=variables["batch_stats"],
-      opt_state=make_optimizer(config).init(variables["params"]),
-      buffer=None, key=jax.random.key_data(run_key),
-      iteration=jnp.int32(0))
-  if mesh is not None:
-    state = replicate(state, mesh)
-  return state
+    return variables
+
+  return position_stage.init_state(config, seed, init_variables, mesh=mesh)
 
 
 def topk_correct(logits: chex.Array, action: chex.Array, k: int
@@ -210,34 +164,17 @@ def make_train_step(config: SupervisedConfig, *, mesh: Optional[Mesh] = None
 
 @functools.lru_cache(maxsize=8)
 def _make_train_step(config, mesh):
-  _check_mesh(config, mesh)
-  network = PolicyNet(config.model)
-  optimizer = make_optimizer(config)
-  schedule = make_schedule(config)
-  size, names = config.model.board_size, config.model.features
-  constrain = batch_constraint(mesh)
+  size = config.model.board_size
 
-  def step(state: TrainState, batch):
-    chex.assert_shape(batch["action"], (config.batch_size,))
-    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
-                             state.iteration)
-    inputs = features_lib.feature_batch(batch, key, size=size, names=names,
-                                        augment=config.augment)
-    inputs = constrain({
-        "planes": inputs["planes"], "action": inputs["action"],
-        "legal": (_legal_masks(batch, inputs["symmetry"], size)
-                  if config.mask_illegal else None)})
-    grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(
-        state.params, state.batch_stats, inputs, network=network,
-        weight_decay=config.weight_decay)
-    updates, opt_state = optimizer.update(grads, state.opt_state,
-                                          state.params)
-    metrics["lr"] = jnp.asarray(schedule(state.iteration), jnp.float32)
-    return state.replace(params=optax.apply_updates(state.params, updates),
-                         batch_stats=batch_stats, opt_state=opt_state,
-                         iteration=state.iteration + 1), metrics
+  def inputs(batch, featured):
+    return {"planes": featured["planes"], "action": featured["action"],
+            "legal": (_legal_masks(batch, featured["symmetry"], size)
+                      if config.mask_illegal else None)}
 
-  return jit_over_batch(step, mesh, donate_first=True)
+  return position_stage.make_train_step(
+      config, mesh, inputs=inputs, loss=functools.partial(
+          loss_fn, network=PolicyNet(config.model),
+          weight_decay=config.weight_decay))
 
 
 @functools.lru_cache(maxsize=8)
@@ -275,21 +212,12 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
   """Top-1 / top-5 accuracy and mean nll of the played move over
   `positions` (the first `limit`; all when None), the count and the hits
   (`top1_hits`, `top5_hits`)."""
-  if positions.size != model.board_size:
-    raise ValueError(f"evaluate_policy: the positions are {positions.size}x"
-                     f"{positions.size}, the network is {model.board_size}x"
-                     f"{model.board_size}")
+  position_stage.check_board("evaluate_policy", positions,
+                             model.board_size)
   _check_ladders(model, positions, "evaluate_policy")
-  if limit is not None and limit < len(positions):
-    positions = dataclasses.replace(positions, **{
-        f: getattr(positions, f)[:limit] for f in positions.arrays()})
-  step = make_eval_step(model, mesh=mesh, ensemble=ensemble)
-  totals = None
-  for batch in sequential_batches(positions, batch_size):
-    sums = step(variables, position_stage.to_device(batch, mesh, _FIELDS + ("valid",)))
-    totals = sums if totals is None else jax.tree.map(jnp.add, totals,
-                                                      sums)
-  totals = {k: float(v) for k, v in jax.device_get(totals).items()}
+  totals = position_stage.summed(
+      make_eval_step(model, mesh=mesh, ensemble=ensemble), variables,
+      positions, batch_size=batch_size, limit=limit, mesh=mesh)
   n = max(totals["positions"], 1.0)
   return {"top1": totals["top1"] / n, "top5": totals["top5"] / n,
           "nll": totals["nll"] / n, "positions": int(totals["positions"]),
@@ -322,20 +250,10 @@ def eval_subset(positions: Positions, num: int, seed: int = 0) -> Positions:
 
 def train_supervised(config: SupervisedConfig, train: Positions, *,
                      seed: int, eval_positions: Optional[Positions] = None,
-                     output_dir: Optional[str] = None,
-                     mesh: Optional[Mesh] = None,
-                     max_samples: Optional[int] = None,
-                     max_seconds: Optional[float] = None,
-                     stall_seconds: Optional[float] = None,
-                     max_train_seconds: Optional[float] = None,
-                     log_every: int = 100, eval_every: int = 2000,
                      eval_batch_size: int = 256,
-                     checkpoint_seconds: float = 600.0,
-                     checkpoint_every: int = 0, resume: bool = True,
-                     log: Optional[Callable[[str], None]] = None,
-                     progress: bool = False,
-                     tensorboard: Optional[bool] = None,
-                     init_variables: Optional[Dict[str, Any]] = None
+                     mesh: Optional[Mesh] = None,
+                     init_variables: Optional[Dict[str, Any]] = None,
+                     **loop_options
                      ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) supervised training of the policy network.
 
@@ -348,23 +266,11 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
     eval_positions: positions for the learning curve (e.g. a fixed
       `eval_subset` of the test split); evaluated every `eval_every` steps
       and when the call stops.
-    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
-    max_samples: stop once this many training positions were seen (default
-      `config.total_samples`).
-    max_seconds: stop after this much wall-clock time in this call.
-    stall_seconds: end the process when no step, evaluation or checkpoint
-      finishes for this long (`host_loop.run`; None: never).
-    max_train_seconds: stop once training time summed over every call of
-      the run (read back from the metrics) reaches this.
-    log_every: steps a metrics record (train means over those steps).
-    checkpoint_seconds, checkpoint_every: save every that many seconds
-      and/or steps (0: never), and always when stopping.
-    resume: load the latest checkpoint in `output_dir` first.
-    log: called with each record as one line.
-    progress: a tqdm bar of the samples.
-    tensorboard: as in `training.train`.
     init_variables: the network a new run starts from (default random);
       a resumed run starts from its checkpoint.
+    loop_options: `position_stage.run`'s: `max_samples`, `output_dir`,
+      `resume`, `log_every`, `eval_every`, the checkpoint intervals, the
+      time budgets, `log`, `progress`, `tensorboard`.
 
   Returns:
     the final state and this call's records.
@@ -374,14 +280,11 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
     ValueError: `init_variables` are of another network; a network on
       the ladder planes with positions that lack them.
   """
-  if train.size != config.model.board_size:
-    raise ValueError(f"train_supervised: the positions are {train.size}x"
-                     f"{train.size}, the network is "
-                     f"{config.model.board_size}x{config.model.board_size}")
+  position_stage.check_board("train_supervised", train,
+                             config.model.board_size)
   _check_ladders(config.model, train, "train_supervised")
   if eval_positions is not None:
     _check_ladders(config.model, eval_positions, "train_supervised")
-  max_samples = config.total_samples if max_samples is None else max_samples
 
   def evaluator(state):
     result = evaluate_policy(variables_of(state), config.model,
@@ -392,19 +295,12 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
   return position_stage.run(
       init_supervised_state(config, seed, mesh=mesh,
                             variables=init_variables),
-      make_train_step(config, mesh=mesh), train,
-      batch_size=config.batch_size, seed=seed, max_samples=max_samples,
-      architecture=config.architecture(), mesh=mesh,
-      evaluator=None if eval_positions is None else evaluator,
+      make_train_step(config, mesh=mesh), train, config=config, seed=seed,
+      mesh=mesh, evaluator=None if eval_positions is None else evaluator,
       postfix=lambda record: {
           "loss": f"{record['loss']:.3f}", "top1": f"{record['top1']:.3f}",
           "pos_s": f"{record['samples_per_second']:.0f}"},
-      output_dir=output_dir, resume=resume, log_every=log_every,
-      evaluate_every=eval_every, checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
-      stall_seconds=stall_seconds,
-      max_train_seconds=max_train_seconds, log=log, progress=progress,
-      tensorboard=tensorboard)
+      **loop_options)
 
 
 def load_policy(checkpoint_dir, *, step: Optional[int] = None
@@ -417,7 +313,4 @@ def load_policy(checkpoint_dir, *, step: Optional[int] = None
       message names the directory.
   """
   return position_stage.load_network(
-      checkpoint_dir, step=step, init_state=lambda c: init_supervised_state(c, 0),
-      make_config=lambda meta: SupervisedConfig(
-          model=model_config_from_architecture(meta),
-          optimizer=meta["optimizer"]))
+      checkpoint_dir, step=step, config_type=SupervisedConfig, init_state=init_supervised_state)

@@ -28,20 +28,16 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.sharding import Mesh
 
-from alphago_jax.core.checks import check as _check
 from alphago_jax.data import features as features_lib
-from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.models.value import (ValueNet, ValueNetConfig, symmetric_mean,
                                       init_value_variables)
-from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import position_stage
 from alphago_jax.training import optim
-from alphago_jax.training.mesh import (batch_constraint, check_mesh,
-                                        jit_over_batch, replicate)
+from alphago_jax.training.mesh import (batch_constraint, jit_over_batch,
+                                        replicate)
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "value_net"
@@ -52,7 +48,7 @@ _FIELDS = position_stage.FIELDS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ValueTrainConfig(optim.ScheduleConfig):
+class ValueTrainConfig(position_stage.StageConfig):
   """Network, optimiser and schedule of a value-network run: the fields of
   `optim.ScheduleConfig` (`weight_decay`: c in loss = MSE + c ||θ||²) and
   these.
@@ -63,70 +59,26 @@ class ValueTrainConfig(optim.ScheduleConfig):
     model: the value network.
     augment: a random one of the 8 board symmetries per example.
   """
+  STAGE = STAGE
+  MODEL = ValueNetConfig
+  NETWORK = "value-network"
   model: ValueNetConfig = ValueNetConfig()
   warmup_steps: int = 200
   total_samples: int = 4_000_000
   weight_decay: float = 1e-5
   augment: bool = True
 
-  def __post_init__(self):
-    _check("model", isinstance(self.model, ValueNetConfig), self.model,
-           "a ValueNetConfig")
-    super().__post_init__()
-    _check("augment", isinstance(self.augment, bool), self.augment,
-           "a bool")
 
-  def architecture(self) -> Dict[str, Any]:
-    """What a checkpoint must match to be loaded (JSON-able)."""
-    model = dataclasses.asdict(self.model)
-    model["features"] = list(model["features"])
-    return {"stage": STAGE, "model": model,
-            "num_planes": self.model.num_planes,
-            "optimizer": self.optimizer}
-
-  def to_json(self) -> Dict[str, Any]:
-    out = dataclasses.asdict(self)
-    out["model"]["features"] = list(self.model.features)
-    return out
-
-  @classmethod
-  def from_json(cls, obj: Dict[str, Any]) -> "ValueTrainConfig":
-    obj = dict(obj)
-    model = dict(obj.pop("model"))
-    model["features"] = tuple(model["features"])
-    return cls(model=ValueNetConfig(**model), **obj)
-
-
-def model_config_from_architecture(arch: Dict[str, Any]) -> ValueNetConfig:
-  """The `ValueNetConfig` a checkpoint's metadata describes.
-
-  Raises:
-    ckpt.CheckpointMismatchError: not a value-network checkpoint.
-  """
-  if arch.get("stage") != STAGE or "model" not in arch:
-    raise ckpt.CheckpointMismatchError(
-        f"not a value-network checkpoint (its metadata describes "
-        f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
-        f"{sorted(arch)})")
-  model = dict(arch["model"])
-  model["features"] = tuple(model["features"])
-  return ValueNetConfig(**model)
+model_config_from_architecture = ValueTrainConfig.model_from_architecture
 
 
 def init_value_state(config: ValueTrainConfig, seed: int, *,
                      mesh: Optional[Mesh] = None) -> TrainState:
   """A fresh run: random network, step 0, key from `seed` (no buffer)."""
-  check_mesh(mesh, batch_size=config.batch_size)
-  init_key, run_key = jax.random.split(jax.random.key(seed))
-  variables = init_value_variables(ValueNet(config.model), init_key)
-  state = TrainState(
-      params=variables["params"], batch_stats=variables["batch_stats"],
-      opt_state=make_optimizer(config).init(variables["params"]),
-      buffer=None, key=jax.random.key_data(run_key),
-      iteration=jnp.int32(0))
-  if mesh is not None:
-    state = replicate(state, mesh)
-  return state
+  return position_stage.init_state(
+      config, seed,
+      lambda key: init_value_variables(ValueNet(config.model), key),
+      mesh=mesh)
 
 
 def loss_fn(params, inputs, *, network: ValueNet, weight_decay: float):
@@ -156,32 +108,17 @@ def make_train_step(config: ValueTrainConfig, *, mesh: Optional[Mesh] = None
 
 @functools.lru_cache(maxsize=8)
 def _make_train_step(config, mesh):
-  check_mesh(mesh, batch_size=config.batch_size)
   network = ValueNet(config.model)
-  optimizer = make_optimizer(config)
-  schedule = optim.make_schedule(config)
-  size, names = config.model.board_size, config.model.features
-  constrain = batch_constraint(mesh)
 
-  def step(state: TrainState, batch):
-    chex.assert_shape(batch["outcome"], (config.batch_size,))
-    key = jax.random.fold_in(jax.random.wrap_key_data(state.key),
-                             state.iteration)
-    inputs = features_lib.feature_batch(batch, key, size=size, names=names,
-                                        augment=config.augment)
-    inputs = constrain({"planes": inputs["planes"],
-                        "outcome": inputs["outcome"]})
-    grads, metrics = jax.grad(loss_fn, has_aux=True)(
-        state.params, inputs, network=network,
-        weight_decay=config.weight_decay)
-    updates, opt_state = optimizer.update(grads, state.opt_state,
-                                          state.params)
-    metrics["lr"] = jnp.asarray(schedule(state.iteration), jnp.float32)
-    return state.replace(params=optax.apply_updates(state.params, updates),
-                         opt_state=opt_state,
-                         iteration=state.iteration + 1), metrics
+  def loss(params, batch_stats, inputs):
+    # No batch norm: the (empty) statistics pass through.
+    value, metrics = loss_fn(params, inputs, network=network,
+                             weight_decay=config.weight_decay)
+    return value, (batch_stats, metrics)
 
-  return jit_over_batch(step, mesh, donate_first=True)
+  return position_stage.make_train_step(
+      config, mesh, loss=loss, inputs=lambda batch, featured: {
+          "planes": featured["planes"], "outcome": featured["outcome"]})
 
 
 @functools.lru_cache(maxsize=8)
@@ -212,20 +149,10 @@ def evaluate_value(variables, model: ValueNetConfig, positions: Positions,
   """MSE against the outcome, the share of positions whose value has the
   outcome's sign (`sign_accuracy`) and the count, over `positions` (the
   first `limit`; all when None)."""
-  if positions.size != model.board_size:
-    raise ValueError(f"evaluate_value: the positions are {positions.size}x"
-                     f"{positions.size}, the network is {model.board_size}x"
-                     f"{model.board_size}")
-  if limit is not None and limit < len(positions):
-    positions = dataclasses.replace(positions, **{
-        f: getattr(positions, f)[:limit] for f in positions.arrays()})
-  step = make_eval_step(model, mesh=mesh)
-  totals = None
-  for batch in sequential_batches(positions, batch_size):
-    sums = step(variables, position_stage.to_device(batch, mesh, _FIELDS + ("valid",)))
-    totals = sums if totals is None else jax.tree.map(jnp.add, totals,
-                                                      sums)
-  totals = {k: float(v) for k, v in jax.device_get(totals).items()}
+  position_stage.check_board("evaluate_value", positions, model.board_size)
+  totals = position_stage.summed(
+      make_eval_step(model, mesh=mesh), variables, positions,
+      batch_size=batch_size, limit=limit, mesh=mesh)
   n = max(totals["positions"], 1.0)
   return {"mse": totals["sq"] / n, "sign_accuracy": totals["sign"] / n,
           "positions": int(totals["positions"])}
@@ -243,10 +170,7 @@ def predict_values(variables, model: ValueNetConfig, positions: Positions,
   if symmetries not in (1, 8):
     raise ValueError(f"predict_values: symmetries must be 1 or 8, got "
                      f"{symmetries!r}")
-  if positions.size != model.board_size:
-    raise ValueError(f"predict_values: the positions are {positions.size}x"
-                     f"{positions.size}, the network is {model.board_size}x"
-                     f"{model.board_size}")
+  position_stage.check_board("predict_values", positions, model.board_size)
   n = len(positions) if limit is None else min(limit, len(positions))
   network = ValueNet(model)
   constrain = batch_constraint(mesh)
@@ -286,19 +210,8 @@ def decided(positions: Positions) -> Positions:
 
 def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
                 eval_sets: Optional[Mapping[str, Positions]] = None,
-                output_dir: Optional[str] = None,
-                mesh: Optional[Mesh] = None,
-                max_samples: Optional[int] = None,
-                max_seconds: Optional[float] = None,
-                stall_seconds: Optional[float] = None,
-                max_train_seconds: Optional[float] = None,
-                log_every: int = 100, eval_every: int = 2000,
-                eval_batch_size: int = 256,
-                checkpoint_seconds: float = 600.0,
-                checkpoint_every: int = 0, resume: bool = True,
-                log: Optional[Callable[[str], None]] = None,
-                progress: bool = False,
-                tensorboard: Optional[bool] = None
+                eval_batch_size: int = 256, mesh: Optional[Mesh] = None,
+                **loop_options
                 ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) value-network training.
 
@@ -312,12 +225,8 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
       when the call stops; records get `<name>_mse` and
       `<name>_sign_accuracy` (e.g. {"train": a fixed subset of train,
       "test": the test split}).
-    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
-    max_samples: stop once this many training positions were seen (default
-      `config.total_samples`).
-    max_seconds, stall_seconds, max_train_seconds, log_every,
-    checkpoint_seconds, checkpoint_every, resume, log, progress,
-    tensorboard: as in `supervised.train_supervised`.
+    loop_options: `position_stage.run`'s, as in
+      `supervised.train_supervised`.
 
   Returns:
     the final state and this call's records.
@@ -327,12 +236,8 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
     ValueError: positions of another board size, or too few for a batch.
   """
   for name, positions in {"train": train, **(eval_sets or {})}.items():
-    if positions.size != config.model.board_size:
-      raise ValueError(
-          f"train_value: the {name} positions are {positions.size}x"
-          f"{positions.size}, the network is {config.model.board_size}x"
-          f"{config.model.board_size}")
-  max_samples = config.total_samples if max_samples is None else max_samples
+    position_stage.check_board("train_value", positions,
+                               config.model.board_size, name=name)
 
   def evaluator(state):
     out = {}
@@ -345,19 +250,12 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
 
   return position_stage.run(
       init_value_state(config, seed, mesh=mesh),
-      make_train_step(config, mesh=mesh), train,
-      batch_size=config.batch_size, seed=seed, max_samples=max_samples,
-      architecture=config.architecture(), mesh=mesh,
-      evaluator=evaluator if eval_sets else None,
+      make_train_step(config, mesh=mesh), train, config=config, seed=seed,
+      mesh=mesh, evaluator=evaluator if eval_sets else None,
       postfix=lambda record: {
           "mse": f"{record['mse']:.3f}",
           "pos_s": f"{record['samples_per_second']:.0f}"},
-      output_dir=output_dir, resume=resume, log_every=log_every,
-      evaluate_every=eval_every, checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
-      stall_seconds=stall_seconds,
-      max_train_seconds=max_train_seconds, log=log, progress=progress,
-      tensorboard=tensorboard)
+      **loop_options)
 
 
 def load_value(checkpoint_dir, *, step: Optional[int] = None
@@ -370,7 +268,4 @@ def load_value(checkpoint_dir, *, step: Optional[int] = None
       message names the directory.
   """
   return position_stage.load_network(
-      checkpoint_dir, step=step, init_state=lambda c: init_value_state(c, 0),
-      make_config=lambda meta: ValueTrainConfig(
-          model=model_config_from_architecture(meta),
-          optimizer=meta["optimizer"]))
+      checkpoint_dir, step=step, config_type=ValueTrainConfig, init_state=init_value_state)
