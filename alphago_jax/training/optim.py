@@ -18,6 +18,18 @@ OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("cosine", "constant", "wsd")
 
 
+def check_optimizer(config) -> None:
+  """Raises ValueError unless `config`'s `optimizer` is one of `OPTIMIZERS`,
+  its `learning_rate` > 0 and its `momentum` in [0, 1): the fields of
+  every stage's `optimizer(...)` call."""
+  _check("optimizer", config.optimizer in OPTIMIZERS, config.optimizer,
+         f"one of {OPTIMIZERS}")
+  _check("learning_rate", _is_real(config.learning_rate)
+         and config.learning_rate > 0, config.learning_rate, "a number > 0")
+  _check("momentum", _is_real(config.momentum)
+         and 0 <= config.momentum < 1, config.momentum, "a number in [0, 1)")
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ScheduleConfig:
   """Batch, optimiser and learning-rate schedule of a run on positions.
@@ -55,14 +67,9 @@ class ScheduleConfig:
 
   def __post_init__(self):
     check_int("batch_size", self.batch_size, 1)
-    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
-           f"one of {OPTIMIZERS}")
+    check_optimizer(self)
     _check("schedule", self.schedule in SCHEDULES, self.schedule,
            f"one of {SCHEDULES}")
-    _check("learning_rate", _is_real(self.learning_rate)
-           and self.learning_rate > 0, self.learning_rate, "a number > 0")
-    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
-           self.momentum, "a number in [0, 1)")
     check_int("warmup_steps", self.warmup_steps, 0)
     check_int("total_samples", self.total_samples, 1)
     _check("final_lr_fraction", _is_real(self.final_lr_fraction)

@@ -107,12 +107,7 @@ class ReinforceConfig:
            and self.games_per_iteration >= 2
            and self.games_per_iteration % 2 == 0, self.games_per_iteration,
            "an even integer >= 2 (half the games as each colour)")
-    _check("optimizer", self.optimizer in OPTIMIZERS, self.optimizer,
-           f"one of {OPTIMIZERS}")
-    _check("learning_rate", _is_real(self.learning_rate)
-           and self.learning_rate > 0, self.learning_rate, "a number > 0")
-    _check("momentum", _is_real(self.momentum) and 0 <= self.momentum < 1,
-           self.momentum, "a number in [0, 1)")
+    optim.check_optimizer(self)
     _check("baseline", self.baseline in BASELINES, self.baseline,
            f"one of {BASELINES}")
     check_int("pool_size", self.pool_size, 1)
@@ -135,25 +130,19 @@ class ReinforceConfig:
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match to be loaded (JSON-able): the network,
     and what shapes the state (optimiser, pool)."""
-    model = dataclasses.asdict(self.model)
-    model["features"] = list(model["features"])
-    return {"stage": "rl_policy", "model": model,
+    return {"stage": "rl_policy", "model": self.model.to_json(),
             "num_planes": self.model.num_planes,
             "num_actions": self.model.num_actions,
             "optimizer": self.optimizer, "momentum": self.momentum,
             "pool_size": self.pool_size}
 
   def to_json(self) -> Dict[str, Any]:
-    out = dataclasses.asdict(self)
-    out["model"]["features"] = list(self.model.features)
-    return out
+    return {**dataclasses.asdict(self), "model": self.model.to_json()}
 
   @classmethod
   def from_json(cls, obj: Dict[str, Any]) -> "ReinforceConfig":
     obj = dict(obj)
-    model = dict(obj.pop("model"))
-    model["features"] = tuple(model["features"])
-    return cls(model=PolicyNetConfig(**model), **obj)
+    return cls(model=PolicyNetConfig.from_json(obj.pop("model")), **obj)
 
 
 @struct.dataclass
@@ -524,9 +513,7 @@ def load_rl_policy(checkpoint_dir, *, step: Optional[int] = None
         f"checkpoint {checkpoint_dir}: not an RL policy checkpoint (its "
         f"metadata describes {meta.get('stage') or 'another network'!r})")
   try:
-    model = dict(meta["model"])
-    model["features"] = tuple(model["features"])
-    config = ReinforceConfig(model=PolicyNetConfig(**model),
+    config = ReinforceConfig(model=PolicyNetConfig.from_json(meta["model"]),
                              optimizer=meta["optimizer"],
                              momentum=meta["momentum"],
                              pool_size=meta["pool_size"])

@@ -30,11 +30,11 @@ import optax
 
 from alphago_jax.core.checks import check_int
 from alphago_jax.data import features as features_lib
-from alphago_jax.data.batches import batches, sequential_batches
+from alphago_jax.data.batches import batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import go_patterns
 from alphago_jax.models import rollout_policy as model_lib
-from alphago_jax.training import host_loop, optim
+from alphago_jax.training import host_loop, optim, position_stage
 from alphago_jax.training.state import TrainState
 from alphago_jax.core.types import MASKED_LOGIT
 
@@ -221,17 +221,11 @@ def evaluate(weights, features: go_patterns.PatternConfig,
   """Top-1 / top-5 of the played move over `positions` (the first `limit`),
   a pass counting as a miss; the mean nll over positions whose move is a
   point; counts and hits (`top1_hits`, `top5_hits`)."""
-  if limit is not None and limit < len(positions):
-    positions = dataclasses.replace(positions, **{
-        f: getattr(positions, f)[:limit] for f in positions.arrays()})
-  step = make_eval_step(features, positions.size)
-  weights = jnp.asarray(weights, jnp.float32)
-  totals = None
-  for batch in sequential_batches(positions, batch_size):
-    sums = step(weights, {f: np.asarray(batch[f])
-                          for f in _FIELDS + ("valid",)})
-    totals = sums if totals is None else jax.tree.map(jnp.add, totals, sums)
-  t = {k: float(v) for k, v in jax.device_get(totals).items()}
+  t = position_stage.summed(
+      make_eval_step(features, positions.size),
+      jnp.asarray(weights, jnp.float32), positions, batch_size=batch_size,
+      limit=limit, put=lambda batch: {
+          f: np.asarray(batch[f]) for f in _FIELDS + ("valid",)})
   n = max(t["positions"], 1.0)
   return {"top1": t["top1"] / n, "top5": t["top5"] / n,
           "nll": t["nll"] / max(t["labelled"], 1.0),
