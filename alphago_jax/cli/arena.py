@@ -30,6 +30,7 @@ import jax
 import tyro
 
 from alphago_jax import engines, evaluation
+from alphago_jax.cli import parsing
 from alphago_jax.cli.agents import (EngineSpec, SpecError, engine_spec,
                                     make_agent, make_game)
 from alphago_jax.cli.configs import AlphaZeroGame
@@ -73,15 +74,12 @@ class ArenaArgs:
 
 
 def main(argv: List[str]) -> int:
-  args = tyro.cli(ArenaArgs, args=argv, prog="alphago-jax arena",
-                  description=ArenaArgs.__doc__.splitlines()[0] + "\n\n"
-                  + EXAMPLES)
-  if args.games_per_colour < 1:
-    print("error: --games-per-colour must be >= 1", file=sys.stderr)
-    return 2
-  if args.max_moves is not None and args.max_moves < 1:
-    print("error: --max-moves must be >= 1", file=sys.stderr)
-    return 2
+  args = parsing.parse(ArenaArgs, argv, prog="alphago-jax arena",
+                       examples=EXAMPLES)
+  refused = parsing.check_at_least(args, {"games_per_colour": 1,
+                                          "max_moves": 1})
+  if refused is not None:
+    return refused
   try:
     game = make_game(args.game)
     engines = [engine_spec(spec) for spec in args.agents]
@@ -90,8 +88,7 @@ def main(argv: List[str]) -> int:
     a, b = (make_agent(spec, args.game) if engine is None else engine
             for spec, engine in zip(args.agents, engines))
   except SpecError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   print(f"{args.agents[0]} vs {args.agents[1]} on {args.game}: "
         f"{2 * args.games_per_colour} games ...", flush=True)
   start = time.perf_counter()

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 import time
 from typing import List, Tuple
 
 import jax
 import numpy as np
-import tyro
 
 from alphago_jax import engines, viz, zoo
+from alphago_jax.cli import parsing
 from alphago_jax.cli.reproduce import print_mcts_vs_random
 from alphago_jax.evaluation import watch
 from alphago_jax.games.sgf import result_string
@@ -66,7 +65,7 @@ class DemoArgs:
 def _check(args: DemoArgs) -> None:
   for name in ("games", "moves", "seed"):
     if getattr(args, name) < 0:
-      raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got "
+      raise ValueError(f"{parsing.flag(name)} must be >= 0, got "
                        f"{getattr(args, name)}")
   if args.simulations < 1:
     raise ValueError(f"--simulations must be >= 1, got {args.simulations}")
@@ -168,14 +167,13 @@ def go_game(args: DemoArgs) -> None:
 
 def main(argv: List[str]) -> int:
   """`alphago-jax demo ARGS`; returns the exit status."""
-  args = tyro.cli(DemoArgs, args=argv, prog="alphago-jax demo",
-                  description=" ".join(DemoArgs.__doc__.split("\n\n")[0]
-                                       .split()) + "\n\n" + EXAMPLES)
+  args = parsing.parse(
+      DemoArgs, argv, prog="alphago-jax demo", examples=EXAMPLES,
+      summary=" ".join(DemoArgs.__doc__.split("\n\n")[0].split()))
   try:
     _check(args)
   except ValueError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   start = time.perf_counter()
   ok = table(args) if args.games else True
   if args.moves:

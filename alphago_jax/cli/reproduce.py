@@ -39,7 +39,7 @@ import tyro
 
 from alphago_jax import games, play, search
 from alphago_jax.cli import reproduce_ablations as tables
-from alphago_jax.cli import sweep, train
+from alphago_jax.cli import parsing, sweep, train
 from alphago_jax.cli.configs import STAGES, alphazero_defaults
 from alphago_jax.core import rundir, stats
 from alphago_jax.core.rundir import RunConfigError
@@ -226,8 +226,7 @@ def ablation_table(args: ReproduceArgs, sweep_flags: List[str]) -> int:
                          f"the sweep of --rerun")
       tables.print_table(args.name, args.run or committed, output)
   except ValueError as e:  # ResultsFileError too: each names its file
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   return 0
 
 
@@ -241,30 +240,23 @@ def main(argv: List[str]) -> int:
   if "--" in argv:
     at = argv.index("--")
     argv, sweep_flags = argv[:at], argv[at + 1:]
-  args = tyro.cli(ReproduceArgs, args=argv, prog="alphago-jax reproduce",
-                  description=ReproduceArgs.__doc__.splitlines()[0] + "\n\n"
-                  + EXAMPLES)
+  args = parsing.parse(ReproduceArgs, argv, prog="alphago-jax reproduce",
+                       examples=EXAMPLES)
   if args.name in ("lambda", "c-puct"):
     return ablation_table(args, sweep_flags)
   if sweep_flags:
-    print(f"error: {args.name} takes no arguments after --", file=sys.stderr)
-    return 2
+    return parsing.fail(f"{args.name} takes no arguments after --")
   if args.games < 1 or any(n < 0 for n in args.simulations):
-    print("error: --games must be >= 1 and --simulations >= 0",
-          file=sys.stderr)
-    return 2
+    return parsing.fail("--games must be >= 1 and --simulations >= 0")
   if args.name == "mcts-vs-random":
     ok = print_mcts_vs_random(args.games, args.seed, args.simulations)
     return 0 if ok else 1
   if args.max_iterations < 1 or args.eval_games < 1:
-    print("error: --max-iterations and --eval-games must be >= 1",
-          file=sys.stderr)
-    return 2
+    return parsing.fail("--max-iterations and --eval-games must be >= 1")
   try:
     return tictactoe_perfect(args.output or "runs/ttt-perfect",
                              seed=args.seed,
                              max_iterations=args.max_iterations,
                              eval_games=args.eval_games)
   except RunConfigError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))

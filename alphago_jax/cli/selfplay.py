@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import tqdm
-import tyro
 
+from alphago_jax.cli import parsing
 from alphago_jax.cli.agents import SpecError, make_agent, make_game
 from alphago_jax.cli.configs import AlphaZeroGame
 from alphago_jax.core.atomic_files import write_atomic
@@ -93,18 +93,16 @@ def play(game, agent, key, num_games: int, *, progress: bool = False):
 
 
 def main(argv: List[str]) -> int:
-  args = tyro.cli(SelfPlayArgs, args=argv, prog="alphago-jax selfplay",
-                  description=SelfPlayArgs.__doc__.splitlines()[0] + "\n\n"
-                  + EXAMPLES)
-  if args.games < 1:
-    print("error: --games must be >= 1", file=sys.stderr)
-    return 2
+  args = parsing.parse(SelfPlayArgs, argv, prog="alphago-jax selfplay",
+                       examples=EXAMPLES)
+  refused = parsing.check_at_least(args, {"games": 1})
+  if refused is not None:
+    return refused
   try:
     game = make_game(args.game)
     agent = make_agent(args.agent, args.game)
   except SpecError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   progress = sys.stderr.isatty() if args.progress is None else args.progress
   start = time.perf_counter()
   actions, final = play(game, agent, jax.random.key(args.seed), args.games,

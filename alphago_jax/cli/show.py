@@ -20,14 +20,13 @@ import dataclasses
 import dataclasses as dc
 import functools
 import os
-import sys
 from typing import List, Literal, Optional, Tuple
 
 import jax
 import numpy as np
-import tyro
 
 from alphago_jax import games, viz
+from alphago_jax.cli import parsing
 from alphago_jax.cli.agents import SpecError, load_network
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.games import sgf
@@ -182,16 +181,12 @@ def write(pic, output: str) -> None:
 
 
 def main(argv: List[str]) -> int:
-  args = tyro.cli(ShowArgs, args=argv, prog="alphago-jax show",
-                  description=ShowArgs.__doc__.splitlines()[0] + "\n\n"
-                  + EXAMPLES)
-  for name in ("simulations", "top"):
-    if getattr(args, name) < 1:
-      print(f"error: --{name} must be >= 1", file=sys.stderr)
-      return 2
-  if args.numbers < 0:
-    print("error: --numbers must be >= 0", file=sys.stderr)
-    return 2
+  args = parsing.parse(ShowArgs, argv, prog="alphago-jax show",
+                       examples=EXAMPLES)
+  refused = parsing.check_at_least(args, {"simulations": 1, "top": 1,
+                                          "numbers": 0})
+  if refused is not None:
+    return refused
   try:
     if args.metrics:
       runs = {os.path.basename(os.path.normpath(p)) or p: p
@@ -205,8 +200,7 @@ def main(argv: List[str]) -> int:
     pic = picture(args)
     write(pic, args.output)
   except (SpecError, ValueError, ImportError, OSError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   print(f"wrote {args.output}")
   for line in pic.caption:
     print(line)

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import List, Literal, Optional, Tuple
 
 import tyro
 
+from alphago_jax.cli import parsing
 from alphago_jax.engines import find_gnugo
 from alphago_jax.evaluation import ablation, ablation_report
 
@@ -171,18 +171,19 @@ def command_for(stage: str, config) -> List[str]:
     value = getattr(config, name)
     if value is None:  # No flag says None where the preset has a value.
       raise ValueError(f"{name}=None cannot be given to alphago-jax sweep")
+    flag = parsing.flag(f.name)
     if isinstance(value, bool):
-      argv.append(f"--{'' if value else 'no-'}{f.name.replace('_', '-')}")
+      argv.append(flag if value else "--no-" + flag[2:])
       continue
     values = value if isinstance(value, tuple) else (value,)
-    argv += [f"--{f.name.replace('_', '-')}"] + [repr(v) if isinstance(
-        v, float) else str(v) for v in values]
+    argv += [flag] + [repr(v) if isinstance(v, float) else str(v)
+                      for v in values]
   return argv
 
 
 def main(argv: List[str]) -> int:
-  args = tyro.cli(SweepArgs, args=argv, prog="alphago-jax sweep",
-                  description=__doc__.split("\n\n")[0] + "\n\n" + EXAMPLES)
+  args = parsing.parse(SweepArgs, argv, prog="alphago-jax sweep",
+                       examples=EXAMPLES, summary=__doc__.split("\n\n")[0])
   try:
     if args.resume is not None:
       if args.preset is not None or args.output is not None:
@@ -203,8 +204,7 @@ def main(argv: List[str]) -> int:
       raise ValueError("GNU Go is not installed (apt-get install gnugo), "
                        "or run the round robin alone: --gnugo-levels")
   except ValueError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   print(f"sweep {stage}: {config.num_variants} variants "
         f"({', '.join(config.variant_names())}), "
         f"{config.games_planned()} games -> {output}", flush=True)
@@ -213,8 +213,7 @@ def main(argv: List[str]) -> int:
         config, output, stage=stage, max_jobs=args.max_jobs,
         plot=args.plot, log=lambda line: print(line, flush=True))
   except (ValueError, FileNotFoundError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   print(ablation_report.table_markdown(summary))
   if summary.complete:
     state = "done"

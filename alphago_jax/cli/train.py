@@ -29,7 +29,7 @@ import tyro
 from jax.experimental import multihost_utils
 
 from alphago_jax import training
-from alphago_jax.cli import stages
+from alphago_jax.cli import parsing, stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 from alphago_jax.core import cpu_devices, rundir
 from alphago_jax.search.agents import random_agent
@@ -374,17 +374,15 @@ def main(argv: List[str]) -> int:
     if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
            for a in argv):
       try:
-        args = tyro.cli(Repeat, args=argv, prog=prog,
-                        description=Repeat.__doc__.splitlines()[0] + "\n\n"
-                        + EXAMPLES)
+        args = parsing.parse(Repeat, argv, prog=prog, examples=EXAMPLES)
       except ValueError as e:  # Repeat's own validation
         raise rundir.RunConfigError(f"--stall-minutes: {e}") from None
       return _repeat(args)
     try:
-      cmd = tyro.cli(tyro.extras.subcommand_type_from_defaults(_defaults()),
-                     args=argv, prog=prog,
-                     description="Train a network in a run directory.\n\n"
-                     + EXAMPLES)
+      cmd = parsing.parse(
+          tyro.extras.subcommand_type_from_defaults(_defaults()), argv,
+          prog=prog, examples=EXAMPLES,
+          summary="Train a network in a run directory.")
     except ValueError as e:  # the run config's own validation
       raise rundir.RunConfigError(str(e)) from None
     if cmd.dry_run:
@@ -394,8 +392,7 @@ def main(argv: List[str]) -> int:
     history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress,
                             stall_minutes=cmd.stall_minutes)
   except rundir.RunConfigError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parsing.fail(str(e))
   except KeyboardInterrupt:
     return 130
   last = history[-1] if history else {}

@@ -22,6 +22,8 @@ from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
 
 import tyro
 
+from alphago_jax.cli import parsing
+from alphago_jax.cli.parsing import fail, flag  # stages.fail, stages.flag
 from alphago_jax.core import checks, cpu_devices, rundir
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.core.checks import check_int  # noqa: F401  (stages.check_int)
@@ -157,10 +159,6 @@ def options_types() -> Dict[str, type]:
   return {stage: load(stage).Options for stage in MODULES}
 
 
-def flag(name: str) -> str:
-  return "--" + name.replace("_", "-")
-
-
 def _named(message: str, fields) -> str:
   """`message` with the flag of the field it starts with in front (the
   validators' messages start with the field's name)."""
@@ -179,10 +177,10 @@ def parse(stage: str, argv: List[str], prog: str):
       flag.
   """
   module = load(stage)
-  description = module.__doc__.split("\n\n")[0] + "\n\n" + module.EXAMPLES
   try:
-    return tyro.cli(module.Command, args=argv, prog=prog,
-                    description=description)
+    return parsing.parse(module.Command, argv, prog=prog,
+                         examples=module.EXAMPLES,
+                         summary=module.__doc__.split("\n\n")[0])
   except ValueError as e:
     names = [f.name for cls in (module.Options, module.Command)
              for f in dataclasses.fields(cls)]
@@ -235,12 +233,6 @@ def write_json(path: str, obj: Any, *, sort_keys: bool = False) -> None:
   --resume and reruns read is never a file a kill cut short."""
   write_atomic(path, json.dumps(obj, indent=1, sort_keys=sort_keys),
                make_dirs=True)
-
-
-def fail(message: str) -> int:
-  """A refusal before anything ran: `error: message`, status 2."""
-  print(f"error: {message}", file=sys.stderr)
-  return 2
 
 
 # --- the options' validation: ValueError whose message starts with the field
