@@ -223,6 +223,14 @@ def command_for(stage: str, options: Any, *, output: str,
   return module.Command(**call)
 
 
+def with_given(config: Any, **values: Any) -> Any:
+  """`config` (a frozen dataclass) with the fields of `values` replaced
+  that a call gives: a None value is an option left to its default (the
+  preset's or the library's), so that field keeps its value."""
+  return dataclasses.replace(
+      config, **{k: v for k, v in values.items() if v is not None})
+
+
 def record(output: str, stage: str, options: Any) -> None:
   """command.json of a run a stage starts (kept by its resumes)."""
   rundir.write_stage(output, stage=stage, options=options)

@@ -162,15 +162,12 @@ def build_config(options: Options, model=None):
         pool_size=4, snapshot_every=3, grad_chunk=256)
   else:
     config = rl.ReinforceConfig(model=model)
-  overrides = {k: v for k, v in {
-      "games_per_iteration": options.games, "learning_rate": options.lr,
-      "optimizer": options.optimizer, "baseline": options.baseline,
-      "pool_size": options.pool_size,
-      "snapshot_every": options.snapshot_every,
-      "temperature": options.temperature, "max_moves": options.max_moves,
-      "grad_chunk": options.grad_chunk,
-  }.items() if v is not None}
-  return dataclasses.replace(config, **overrides)
+  return stages.with_given(
+      config, games_per_iteration=options.games, learning_rate=options.lr,
+      optimizer=options.optimizer, baseline=options.baseline,
+      pool_size=options.pool_size, snapshot_every=options.snapshot_every,
+      temperature=options.temperature, max_moves=options.max_moves,
+      grad_chunk=options.grad_chunk)
 
 
 def run(command: Command) -> int:

@@ -97,20 +97,19 @@ class Options(groups.GameRecords):
 
   def train_config(self):
     """The library's `RolloutTrainConfig` of these options."""
-    defaults = go_patterns.PatternConfig()
-    features = go_patterns.PatternConfig(
-        pattern_bits=self.pattern_bits or defaults.pattern_bits,
-        response_bits=self.response_bits or defaults.response_bits)
+    features = stages.with_given(go_patterns.PatternConfig(),
+                                 pattern_bits=self.pattern_bits,
+                                 response_bits=self.response_bits)
     quick = {}
     if self.quick:
       quick = dict(batch_size=64, total_samples=60 * 64,
                    learning_rate=0.01, schedule="constant")
-    overrides = {k: v for k, v in {
-        "batch_size": self.batch_size, "learning_rate": self.lr,
-        "weight_decay": self.weight_decay,
-        "total_samples": self.total_samples}.items() if v is not None}
-    return rp.RolloutTrainConfig(board_size=self.size, features=features,
-                                 **dict(quick, **overrides))
+    config = rp.RolloutTrainConfig(board_size=self.size, features=features,
+                                   **quick)
+    return stages.with_given(config, batch_size=self.batch_size,
+                             learning_rate=self.lr,
+                             weight_decay=self.weight_decay,
+                             total_samples=self.total_samples)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -193,16 +193,13 @@ def build_config(options):
   if options.ladders:
     model = dataclasses.replace(
         model, features=go_features.ALPHAGO_POLICY_FEATURES)
-  for flag, field in (("layers", "num_layers"), ("filters", "filters"),
-                      ("trunk", "trunk")):
-    if getattr(options, flag) is not None:
-      model = dataclasses.replace(model, **{field: getattr(options, flag)})
-  overrides = {k: v for k, v in {
-      "batch_size": options.batch_size, "learning_rate": options.lr,
-      "optimizer": options.optimizer, "schedule": options.schedule,
-      "decay_fraction": options.decay_fraction,
-      "total_samples": options.total_samples}.items() if v is not None}
-  return dataclasses.replace(config, model=model, **overrides)
+  model = stages.with_given(model, num_layers=options.layers,
+                            filters=options.filters, trunk=options.trunk)
+  return stages.with_given(
+      config, model=model, batch_size=options.batch_size,
+      learning_rate=options.lr, optimizer=options.optimizer,
+      schedule=options.schedule, decay_fraction=options.decay_fraction,
+      total_samples=options.total_samples)
 
 
 def reads_ladders(model) -> bool:

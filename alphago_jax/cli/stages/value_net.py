@@ -140,15 +140,12 @@ def build_config(options: Options, size: int):
   else:
     config = vn.ValueTrainConfig(
         model=dataclasses.replace(ValueNetConfig.cpu(), board_size=size))
-  model = config.model
-  if options.layers is not None:
-    model = dataclasses.replace(model, num_layers=options.layers)
-  if options.filters is not None:
-    model = dataclasses.replace(model, filters=options.filters)
-  overrides = {k: v for k, v in {
-      "batch_size": options.batch_size, "learning_rate": options.lr,
-      "total_samples": options.total_samples}.items() if v is not None}
-  return dataclasses.replace(config, model=model, **overrides)
+  model = stages.with_given(config.model, num_layers=options.layers,
+                            filters=options.filters)
+  return stages.with_given(config, model=model,
+                           batch_size=options.batch_size,
+                           learning_rate=options.lr,
+                           total_samples=options.total_samples)
 
 
 def load_data(source: dict, cache_root, log):
