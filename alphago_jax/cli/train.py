@@ -244,6 +244,18 @@ def _note_other_commit(source: str, record: Dict[str, Any]) -> None:
           f", this is {here[:12]}", file=sys.stderr)
 
 
+def _check_exact_repeat(args: Repeat) -> None:
+  """Refuses a new budget on --from-run, which repeats the run as it was
+  recorded (a new budget belongs to --resume).
+
+  Raises:
+    RunConfigError: --iterations or --hours is given.
+  """
+  if args.iterations is not None or args.hours is not None:
+    raise rundir.RunConfigError("--from-run repeats the run exactly: "
+                                "--iterations and --hours are for --resume")
+
+
 def _repeat(args: Repeat) -> int:
   if (args.from_run is None) == (args.resume is None):
     raise rundir.RunConfigError("give exactly one of --from-run DIR and "
@@ -263,10 +275,7 @@ def _repeat(args: Repeat) -> int:
   stage, run, record = rundir.read_config(source, STAGES)
   _note_other_commit(source, record)
   if args.from_run is not None:
-    if args.iterations is not None or args.hours is not None:
-      raise rundir.RunConfigError("--from-run repeats the run exactly: "
-                                  "--iterations and --hours are for "
-                                  "--resume")
+    _check_exact_repeat(args)
     output = args.output
     if not args.dry_run:
       _check_fresh(output)
@@ -306,10 +315,7 @@ def _repeat_stage(args: Repeat, source: str) -> int:
   stage, options, record = rundir.read_stage(source, stages.options_types())
   _note_other_commit(source, record)
   if args.from_run is not None:
-    if args.hours is not None or args.iterations is not None:
-      raise rundir.RunConfigError("--from-run repeats the run exactly: "
-                                  "--iterations and --hours are for "
-                                  "--resume")
+    _check_exact_repeat(args)
     command = stages.command_for(stage, options, output=args.output,
                                  stall_minutes=args.stall_minutes)
   else:
