@@ -2,14 +2,16 @@
 
 Every results, metrics, config and data file the framework writes whole goes
 through `write_atomic`: a reader, or a run resumed after Ctrl-C or kill -9,
-sees the old file or the new one, never half of one. A leaf module (it
-imports nothing of ours).
+sees the old file or the new one, never half of one; `read_json` reads such a
+file back with an error that says what is wrong. A leaf module (it imports
+nothing of ours).
 """
 
 from __future__ import annotations
 
+import json
 import os
-from typing import BinaryIO, Callable, Optional, Union
+from typing import Any, BinaryIO, Callable, Optional, Union
 
 # Temporary files are named `<path>.tmp-<pid>`, so that a cleaner can tell a
 # killed writer's leftovers (`temporary_writer`) from a live writer's.
@@ -80,3 +82,24 @@ def write_atomic(path: str,
       pass
     raise
   fsync_dir(directory)
+
+
+def read_json(path: str, *, error: Callable[[str], Exception], missing: str,
+              unreadable: Callable[[Exception], str], **load_options) -> Any:
+  """The JSON value in `path`.
+
+  Args:
+    path: the file.
+    error: the exception type (or factory) raised, from a message.
+    missing: the message where there is no such file.
+    unreadable: the message, from the cause, where the file cannot be
+      read or is not JSON.
+    **load_options: passed to `json.load` (e.g. `parse_constant`).
+  """
+  try:
+    with open(path, encoding="utf-8") as f:
+      return json.load(f, **load_options)
+  except FileNotFoundError:
+    raise error(missing) from None
+  except (OSError, ValueError) as e:
+    raise error(unreadable(e)) from None

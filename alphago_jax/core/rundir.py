@@ -26,7 +26,7 @@ import typing
 from importlib import metadata
 from typing import Any, Dict, Optional, Tuple
 
-from alphago_jax.core.atomic_files import write_atomic
+from alphago_jax.core.atomic_files import read_json, write_atomic
 
 CONFIG_FILE = "config.json"
 FORMAT = 1
@@ -348,13 +348,9 @@ def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
     RunConfigError: a missing, damaged or foreign file, naming the field.
   """
   path = os.path.join(run_dir, COMMAND_FILE)
-  try:
-    with open(path) as f:
-      record = json.load(f)
-  except FileNotFoundError:
-    raise RunConfigError(f"{path}: no such file") from None
-  except (OSError, ValueError) as e:
-    raise RunConfigError(f"{path}: not readable JSON ({e})") from None
+  record = read_json(path, error=RunConfigError,
+                     missing=f"{path}: no such file",
+                     unreadable=lambda e: f"{path}: not readable JSON ({e})")
   if not isinstance(record, dict):
     _fail(path, "must hold a JSON object")
   missing = [k for k in _COMMAND_FIELDS if k not in record]
@@ -420,13 +416,10 @@ def read_stage(run_dir: str, stages: Dict[str, type]
     RunConfigError: a missing, damaged or foreign file, naming the field.
   """
   path = os.path.join(run_dir, COMMAND_FILE)
-  try:
-    with open(path) as f:
-      record = json.load(f, parse_constant=_no_constants)
-  except FileNotFoundError:
-    raise RunConfigError(f"{path}: no such file") from None
-  except (OSError, ValueError) as e:
-    raise RunConfigError(f"{path}: not readable JSON ({e})") from None
+  record = read_json(path, error=RunConfigError,
+                     missing=f"{path}: no such file",
+                     unreadable=lambda e: f"{path}: not readable JSON ({e})",
+                     parse_constant=_no_constants)
   try:
     if not isinstance(record, dict):
       _fail("command.json", "must hold a JSON object")

@@ -68,7 +68,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from alphago_jax.core.atomic_files import fsync_dir
+from alphago_jax.core.atomic_files import fsync_dir, read_json
 from alphago_jax.core.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
@@ -658,16 +658,12 @@ def open_cache(path: PathLike, *, verify: bool = True) -> PositionCache:
   """
   path = os.path.abspath(os.fspath(path))
   mpath = os.path.join(path, "manifest.json")
-  try:
-    with open(mpath) as f:
-      manifest = json.load(f)
-  except FileNotFoundError:
-    raise CacheError(f"position cache {path} has no manifest.json (not a "
-                     f"cache, or an interrupted build); delete it to "
-                     f"rebuild") from None
-  except (OSError, ValueError) as e:
-    raise CacheError(f"position cache manifest {mpath} is unreadable "
-                     f"({e}); delete {path} to rebuild it") from None
+  manifest = read_json(
+      mpath, error=CacheError,
+      missing=(f"position cache {path} has no manifest.json (not a cache, "
+               f"or an interrupted build); delete it to rebuild"),
+      unreadable=lambda e: (f"position cache manifest {mpath} is unreadable "
+                            f"({e}); delete {path} to rebuild it"))
   if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
     raise CacheError(f"{mpath} is not a position cache manifest")
   if manifest.get("version") != FORMAT_VERSION:

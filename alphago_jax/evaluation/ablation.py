@@ -66,7 +66,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.core import rundir
-from alphago_jax.core.atomic_files import temporary_writer, write_atomic
+from alphago_jax.core.atomic_files import (read_json, temporary_writer,
+                                           write_atomic)
 from alphago_jax.core.checks import check_int
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
                                                     gnugo_name, summarize,
@@ -562,14 +563,10 @@ def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
 def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
   """`(stage, config)` of an ablation's run directory."""
   path = os.path.join(run_dir, rundir.CONFIG_FILE)
-  try:
-    with open(path, encoding="utf-8") as f:
-      record = json.load(f)
-  except FileNotFoundError:
-    raise ValueError(f"ablation: {path}: no such file (not a run "
-                     f"directory)") from None
-  except ValueError as e:
-    raise ValueError(f"ablation: {path}: not JSON ({e})") from None
+  record = read_json(
+      path, error=ValueError,
+      missing=f"ablation: {path}: no such file (not a run directory)",
+      unreadable=lambda e: f"ablation: {path}: not JSON ({e})")
   if not isinstance(record, dict) or record.get("command") != "sweep":
     raise ValueError(f"ablation: {path} is not a sweep's run config")
   return record.get("stage", "custom"), rundir.from_json(

@@ -66,7 +66,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from alphago_jax.core.atomic_files import temporary_writer, write_atomic
+from alphago_jax.core.atomic_files import (read_json, temporary_writer,
+                                           write_atomic)
 from alphago_jax.core.checks import (check, check_int, check_positive, is_int,
                                 is_real)
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
@@ -483,14 +484,11 @@ def _folder_config(folder: str) -> Dict[str, Any]:
   if not os.path.isdir(folder):
     raise ValueDataError(f"value data folder {folder} does not exist")
   path = os.path.join(folder, "config.json")
-  try:
-    with open(path, encoding="utf-8") as f:
-      pinned = json.load(f)
-  except FileNotFoundError:
-    raise ValueDataError(f"value data folder {folder} has no config.json "
-                         f"(not a value-data folder)") from None
-  except (OSError, ValueError) as e:
-    raise ValueDataError(f"value data: {path} is unreadable ({e})") from None
+  pinned = read_json(
+      path, error=ValueDataError,
+      missing=(f"value data folder {folder} has no config.json (not a "
+               f"value-data folder)"),
+      unreadable=lambda e: f"value data: {path} is unreadable ({e})")
   if not isinstance(pinned, dict) or pinned.get("format") != FORMAT:
     raise ValueDataError(f"value data: {path} is not a value-data config")
   if pinned.get("format_version") != FORMAT_VERSION:
