@@ -8,10 +8,8 @@ the engine's own replay (`sgf.record_to_states`).
 """
 
 import functools
-import io
 import json
 import os
-import tarfile
 
 import jax
 import jax.numpy as jnp
@@ -23,26 +21,9 @@ from alphago_jax.data import features, positions
 from alphago_jax.games import go_features, sgf, symmetry
 from alphago_jax.games.go import BLACK, WHITE
 
-DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data"))
-PRO = os.path.join(DATA, "pro-small-boards", "aeb_9x9_13x13_other_sizes.tar.gz")
-KGS = os.path.join(DATA, "kgs-6d")
+from record_files import KGS, PRO_ARCHIVE, need, write_tar
+
 ANY9 = data.Filters(size=9, min_rank=None)
-
-
-def _need(path):
-  if not os.path.exists(path):
-    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
-                f"the folder holding pro-small-boards/ and kgs-6d/)")
-
-
-def _tar(path, members):
-  with tarfile.open(path, "w:gz") as tar:
-    for name, blob in members:
-      info = tarfile.TarInfo(name)
-      info.size = len(blob)
-      tar.addfile(info, io.BytesIO(blob))
-  return path
 
 
 def _sgf(moves, size=9, header=""):
@@ -183,16 +164,16 @@ def _check_against_engine(games, planes_every=1):
 
 
 def test_cache_rebuilds_the_engine_states_and_planes_pro_9x9():
-  _need(PRO)
-  games, _ = data.select_games(PRO, ANY9, fractions=(1, 0, 0), limit=40)
+  need(PRO_ARCHIVE)
+  games, _ = data.select_games(PRO_ARCHIVE, ANY9, fractions=(1, 0, 0), limit=40)
   batch = _check_against_engine(games["train"][:3], planes_every=2)
   assert (batch["ko"] >= 0).sum() > 0  # simple-ko positions were compared
 
 
 def test_cache_rebuilds_the_engine_states_kgs_19x19():
-  _need(KGS)
+  need(KGS)
   path = os.path.join(KGS, "KGS-2017_02-19-525-.tar.gz")
-  _need(path)
+  need(path)
   games, _ = data.select_games(path, fractions=(1, 0, 0), limit=20)
   _check_against_engine(games["train"][:1], planes_every=24)
 
@@ -276,7 +257,7 @@ def test_split_by_game_duplicates_on_one_side(tmp_path):
   members += [(f"copy{i}.sgf", games[i]) for i in range(0, 400, 20)]
   members.append(("renamed.sgf", games[7].replace(b"BR[7d]",
                                                   b"PB[x]BR[7d]")))
-  path = _tar(tmp_path / "g.tar.gz", members)
+  path = write_tar(tmp_path / "g.tar.gz", members)
   split, report = data.select_games(path, ANY9, fractions=(0.6, 0.2, 0.2),
                                     seed=3)
   assert report.duplicates == 21 and report.records == 421
@@ -324,7 +305,7 @@ def test_missing_or_empty_data_path_names_it(tmp_path):
   with pytest.raises(data.DataError, match="no .sgf game records found in "
                      f"{tmp_path / 'empty'}"):
     data.build_cache(tmp_path / "empty", tmp_path / "c")
-  empty = _tar(tmp_path / "empty.tar.gz", [("README", b"no games")])
+  empty = write_tar(tmp_path / "empty.tar.gz", [("README", b"no games")])
   with pytest.raises(data.DataError, match=f"no .sgf game records found in "
                      f"{empty}"):
     data.select_games(empty)
@@ -332,7 +313,7 @@ def test_missing_or_empty_data_path_names_it(tmp_path):
 
 
 def test_archive_with_no_usable_game_names_it_and_counts(tmp_path):
-  path = _tar(tmp_path / "bad.tar.gz", [
+  path = write_tar(tmp_path / "bad.tar.gz", [
       ("syntax.sgf", b"(;SZ[9];B[ee]"), ("big.sgf", b"(;SZ[30];B[aa])"),
       ("weak.sgf", b"(;SZ[19]BR[2k]WR[6d];B[aa])"),
       ("handicap.sgf", b"(;SZ[19]HA[2]BR[7d]WR[7d]AB[dd][pp];W[aa])"),
@@ -347,10 +328,11 @@ def test_archive_with_no_usable_game_names_it_and_counts(tmp_path):
 
 def test_bad_records_are_skipped_and_counted(tmp_path):
   games = _distinct_games(30)
-  path = _tar(tmp_path / "mixed.tar.gz",
-              [(f"g{i}.sgf", g) for i, g in enumerate(games)] +
-              [("cut.sgf", games[0][:20]), ("occupied.sgf", _sgf([5, 5])),
-               ("thirteen.sgf", _sgf([1, 2], size=13))])
+  path = write_tar(tmp_path / "mixed.tar.gz",
+                   [(f"g{i}.sgf", g) for i, g in enumerate(games)] +
+                   [("cut.sgf", games[0][:20]),
+                    ("occupied.sgf", _sgf([5, 5])),
+                    ("thirteen.sgf", _sgf([1, 2], size=13))])
   cache = data.build_cache(path, tmp_path / "c",
                            data.DatasetConfig(filters=ANY9))
   assert cache.report.records == 33
@@ -362,8 +344,9 @@ def test_bad_records_are_skipped_and_counted(tmp_path):
 
 @pytest.fixture
 def small_cache(tmp_path):
-  path = _tar(tmp_path / "g.tar.gz",
-              [(f"g{i}.sgf", g) for i, g in enumerate(_distinct_games(60))])
+  path = write_tar(
+      tmp_path / "g.tar.gz",
+      [(f"g{i}.sgf", g) for i, g in enumerate(_distinct_games(60))])
   config = data.DatasetConfig(filters=ANY9, fractions=(0.5, 0.25, 0.25))
   return path, tmp_path / "caches", config, data.build_cache(
       path, tmp_path / "caches", config)

@@ -26,19 +26,11 @@ from alphago_jax.data import records as game_records
 from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK
 
-DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data"))
-PRO = os.path.join(DATA, "pro-small-boards", "aeb_9x9_13x13_other_sizes.tar.gz")
-KGS = os.path.join(DATA, "kgs-6d")
+from record_files import KGS, PRO_ARCHIVE, need
+
 KGS_SAMPLE = 200
 KGS_SAMPLE_SLOW = 3000
 SEED = 0
-
-
-def _need(path):
-  if not os.path.exists(path):
-    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
-                f"the folder holding pro-small-boards/ and kgs-6d/)")
 
 
 def _board_array(board: boards.Board) -> np.ndarray:
@@ -158,11 +150,11 @@ def _report(name, tally, seconds):
 
 
 def test_every_pro_small_board_game_replays():
-  _need(PRO)
+  need(PRO_ARCHIVE)
   tally, cache, failures = Tally(), {}, []
   start = time.time()
   n = 0
-  for source, data in game_records.iter_sgf_files(PRO):
+  for source, data in game_records.iter_sgf_files(PRO_ARCHIVE):
     n += 1
     _check_game(source, data, tally, cache, failures)
   _report("pro-small-boards", tally, time.time() - start)
@@ -193,7 +185,7 @@ def _kgs_sample(k):
 
 
 def _replay_kgs(k):
-  _need(KGS)
+  need(KGS)
   start = time.time()
   sample, seen = _kgs_sample(k)
   tally, cache, failures = Tally(), {}, []

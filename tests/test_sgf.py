@@ -2,8 +2,6 @@
 splitting collections (`alphago_jax.data.records`)."""
 
 import gzip
-import io
-import tarfile
 
 import jax
 import numpy as np
@@ -14,6 +12,8 @@ from alphago_jax.data import records as game_records
 from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.sgf import GameRecord, SGFError
+
+from record_files import write_tar
 
 B, W = BLACK, WHITE
 # Records without KM replay in this game: sharing it saves compilations.
@@ -292,20 +292,12 @@ GOOD = [b"(;SZ[9];B[ee];W[cc])", b"(;SZ[13]KM[6.5];B[dd])", FULL]
 BAD = [b"(;SZ[30];B[aa])", b"(;SZ[9];B[ee]", b"(;SZ[9];W[zz])"]
 
 
-def _tar(path, members):
-  with tarfile.open(path, "w:gz") as tar:
-    for name, data in members:
-      info = tarfile.TarInfo(name)
-      info.size = len(data)
-      tar.addfile(info, io.BytesIO(data))
-
-
 def test_loader_skips_bad_records_in_a_tar(tmp_path):
   members = [(f"games/good{i}.sgf", d) for i, d in enumerate(GOOD)]
   members += [(f"games/bad{i}.sgf", d) for i, d in enumerate(BAD)]
   members += [("games/README.txt", b"not a record")]
   archive = tmp_path / "games.tar.gz"
-  _tar(archive, members)
+  write_tar(archive, members)
   records, report = game_records.load_records(archive)
   assert len(records) == report.n_ok == 3 and report.n_bad == 3
   assert report.reasons == {"board size": 1, "syntax": 1,
@@ -321,8 +313,9 @@ def test_loader_reads_folders_and_survives_a_truncated_archive(tmp_path):
   (tmp_path / "sub").mkdir()
   (tmp_path / "a.sgf").write_bytes(GOOD[0])
   (tmp_path / "sub" / "b.sgf").write_bytes(BAD[0])
-  _tar(tmp_path / "sub" / "more.tar.gz",
-       [(f"g{i}.sgf", GOOD[1] + b" " * 5000 + bytes([i])) for i in range(50)])
+  write_tar(tmp_path / "sub" / "more.tar.gz",
+            [(f"g{i}.sgf", GOOD[1] + b" " * 5000 + bytes([i]))
+             for i in range(50)])
   whole = (tmp_path / "sub" / "more.tar.gz").read_bytes()
   (tmp_path / "cut.tgz").write_bytes(whole[:len(whole) // 2])
   records, report = game_records.load_records(tmp_path)
