@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 from alphago_jax.games import go, go_features, symmetry
 
 import profiles
+from go_positions import jitted_step, random_state
 
 GAME = go.Go(9, superko=False)
 ALL = go_features.ALPHAGO_VALUE_FEATURES
@@ -53,15 +54,10 @@ def grid(text):
                    for row in text.strip().splitlines()])
 
 
-@functools.lru_cache(None)
-def _step(game):
-  return jax.jit(game.step)
-
-
 def play(game, moves):
   s = game.init(jax.random.key(0))
   for v in moves:
-    s = _step(game)(s, game.vertex_to_action(v))
+    s = jitted_step(game)(s, game.vertex_to_action(v))
   return s
 
 
@@ -201,7 +197,7 @@ def test_ko_capture_suicide_and_ko_ban():
   assert decode(s, "capture_size", 0)[1, 2] == 1
   assert decode(s, "self_atari_size", 1)[1, 2] == 1
   assert decode(s, "liberties_after_move", 1)[1, 2] == 1
-  s = _step(GAME)(s, 1 * 9 + 2)
+  s = jitted_step(GAME)(s, 1 * 9 + 2)
   # White may not retake at once: no per-move plane, not sensible.
   assert not bool(s.legal_action_mask[1 * 9 + 1])
   for name in ("capture_size", "self_atari_size", "liberties_after_move",
@@ -279,18 +275,6 @@ def test_turns_since():
 
 
 # -- A flood-fill reference on random positions ------------------------------
-
-
-def random_state(game, seed, plies):
-  """A position after `plies` random legal moves (passes only when forced)."""
-  rng = np.random.default_rng(seed)
-  s = game.init(jax.random.key(0))
-  for _ in range(plies):
-    legal = np.flatnonzero(np.asarray(s.legal_action_mask)[:-1])
-    if len(legal) == 0 or bool(s.terminated):
-      break
-    s = _step(game)(s, int(rng.choice(legal)))
-  return s
 
 
 def reference(game, state):
@@ -503,10 +487,10 @@ def test_ladder_escape_needs_a_breaker():
   capture = planes(s, "ladder_capture")[0]
   assert not capture[2, 3] and capture[3, 2]
   # The search by itself: after the atari at (2,3), White to move.
-  after = _step(GAME)(GAME.from_ascii(LADDER), 2 * 9 + 3)
+  after = jitted_step(GAME)(GAME.from_ascii(LADDER), 2 * 9 + 3)
   captured = jax.jit(go_features.ladder_captured, static_argnames="size")
   assert bool(captured(after.board, 2 * 9 + 2, 1, False, size=9))
-  after = _step(GAME)(s, 2 * 9 + 3)
+  after = jitted_step(GAME)(s, 2 * 9 + 3)
   assert not bool(captured(after.board, 2 * 9 + 2, 1, False, size=9))
 
 
@@ -532,7 +516,8 @@ def test_matches_flood_fill_reference(seed, plies):
   rules = np.asarray(s.legal_action_mask[:-1])
   np.testing.assert_array_equal(np.asarray(legal) | ~rules, True)
   for a in np.flatnonzero(rules)[:20]:
-    np.testing.assert_array_equal(after[a], _step(GAME)(s, int(a)).board)
+    np.testing.assert_array_equal(after[a],
+                                  jitted_step(GAME)(s, int(a)).board)
 
 
 @pytest.mark.parametrize("size,seed,plies", [(9, 11, 40), (9, 12, 75),
@@ -656,7 +641,7 @@ def test_ladder_reading_obeys_simple_ko():
   # is banned by simple ko. So the stone is caught, and the reading has no
   # line to read.
   s = GAME.from_ascii(KO_NET)
-  engine = _step(GAME)(s, 1 * 9 + 2)
+  engine = jitted_step(GAME)(s, 1 * 9 + 2)
   board, legal, _, ko = go_features._play(s.board, jnp.int32(1 * 9 + 2), 1,
                                           9)
   assert bool(legal) and int(ko) == int(engine.ko) == 1 * 9 + 1
@@ -677,7 +662,7 @@ def test_exhausted_ladder_budget_counts_as_captured():
   rows = [list(r.strip()) for r in RUNNING.strip().splitlines()]
   rows[5][5] = "O"
   s = GAME.from_ascii("\n".join(map("".join, rows)), to_play=go.WHITE)
-  after = _step(GAME)(s, 2 * 9 + 3)
+  after = jitted_step(GAME)(s, 2 * 9 + 3)
   captured = jax.jit(go_features.ladder_captured,
                      static_argnames=("size", "node_budget"))
   assert not bool(captured(after.board, 2 * 9 + 2, 1, True, size=9))

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from alphago_jax.games import go, symmetry
 
 import profiles
+from go_positions import jitted_step, random_state
 
 GAME = go.Go(7, superko=False)
 SYM = st.integers(0, 7)
@@ -113,26 +114,11 @@ def test_errors():
     symmetry.inverse(-1)
 
 
-_step = jax.jit(GAME.step)
-
-
-def random_state(seed, plies):
-  """A position after `plies` random legal moves (passes only when forced)."""
-  rng = np.random.default_rng(seed)
-  s = GAME.init(jax.random.key(0))
-  for _ in range(plies):
-    legal = np.flatnonzero(np.asarray(s.legal_action_mask)[:-1])
-    if len(legal) == 0 or bool(s.terminated):
-      break
-    s = _step(s, int(rng.choice(legal)))
-  return s
-
-
 @settings(max_examples=profiles.examples(10), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), plies=st.integers(0, 50), i=SYM,
        pick=st.integers(0, 10**6))
 def test_transformed_move_lands_where_the_board_says(seed, plies, i, pick):
-  s = random_state(seed, plies)
+  s = random_state(GAME, seed, plies)
   stones = np.asarray(GAME.stones(s))
   player, ko = int(s.current_player), int(s.ko)
   s = GAME.from_board(stones, to_play=player, ko=ko)
@@ -147,8 +133,8 @@ def test_transformed_move_lands_where_the_board_says(seed, plies, i, pick):
       t.legal_action_mask)
   legal = np.flatnonzero(s.legal_action_mask)
   a = int(legal[pick % len(legal)])
-  after_s = _step(s, a)
-  after_t = _step(t, symmetry.transform_action(a, i, 7))
+  after_s = jitted_step(GAME)(s, a)
+  after_t = jitted_step(GAME)(t, symmetry.transform_action(a, i, 7))
   np.testing.assert_array_equal(
       np.asarray(symmetry.transform_observation(
           np.asarray(GAME.stones(after_s)).reshape(7, 7, 1), i)).reshape(-1),
