@@ -240,26 +240,20 @@ def test_bad_config(kwargs, match):
     search.AlphaGoSearchConfig(**kwargs)
 
 
-def test_bad_concrete_params_are_named_before_tracing():
-  states = roots()
-  with pytest.raises(ValueError, match="mixing"):
-    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
-                           jax.random.key(0), states, config=STATIC,
-                           params=params(mixing=2.0))
-  with pytest.raises(ValueError, match="c_puct"):
-    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
-                           jax.random.key(0), states, config=STATIC,
-                           params=params(c_puct=-3.0))
-  with pytest.raises(ValueError, match="needs rollouts"):
-    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
-                           jax.random.key(0), states, config=VALUE_ONLY,
-                           params=params(mixing=0.5))
-  with pytest.raises(ValueError, match="explicit params"):
-    alphago.alphago_search(GAME, policy_fn, value_fn, GOOD,
-                           jax.random.key(0), states, config=STATIC)
-  with pytest.raises(ValueError, match="value function"):
-    alphago.alphago_search(GAME, policy_fn, None, GOOD, jax.random.key(0),
-                           states, config=STATIC, params=params())
+@pytest.mark.parametrize("with_value,config,search_params,match", [
+    (True, STATIC, dict(mixing=2.0), "mixing"),
+    (True, STATIC, dict(c_puct=-3.0), "c_puct"),
+    (True, VALUE_ONLY, dict(mixing=0.5), "needs rollouts"),
+    (True, STATIC, None, "explicit params"),
+    (False, STATIC, {}, "value function"),
+])
+def test_bad_concrete_params_are_named_before_tracing(with_value, config,
+                                                      search_params, match):
+  with pytest.raises(ValueError, match=match):
+    alphago.alphago_search(
+        GAME, policy_fn, value_fn if with_value else None, GOOD,
+        jax.random.key(0), roots(), config=config,
+        params=None if search_params is None else params(**search_params))
 
 
 @pytest.mark.slow

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, ".ci", "check_junit.py")
 
@@ -26,24 +28,22 @@ def _check(report):
                         capture_output=True, text=True, timeout=60)
 
 
-def test_a_collection_time_skip_fails_ci(tmp_path):
-  report = _pytest_report(tmp_path, (
-      "import pytest\n"
-      "pytest.importorskip('no_such_module_anywhere')\n"
-      "def test_never():\n  pass\n"))
-  result = _check(report)
+@pytest.mark.parametrize("source,named", [
+    pytest.param("import pytest\n"
+                 "pytest.importorskip('no_such_module_anywhere')\n"
+                 "def test_never():\n  pass\n",
+                 ("1 skipped", "no_such_module_anywhere"),
+                 id="collection-time-skip"),
+    pytest.param("import pytest\n"
+                 "def test_ok():\n  pass\n"
+                 "def test_skips():\n  pytest.skip('no GNU Go')\n",
+                 ("test_skips: no GNU Go",), id="skip-inside-a-test"),
+])
+def test_a_skip_fails_ci_and_is_named(tmp_path, source, named):
+  result = _check(_pytest_report(tmp_path, source))
   assert result.returncode == 1
-  assert "1 skipped" in result.stderr
-  assert "no_such_module_anywhere" in result.stderr
-
-
-def test_a_skip_inside_a_test_fails_ci(tmp_path):
-  report = _pytest_report(tmp_path, (
-      "import pytest\n"
-      "def test_ok():\n  pass\n"
-      "def test_skips():\n  pytest.skip('no GNU Go')\n"))
-  result = _check(report)
-  assert result.returncode == 1 and "test_skips: no GNU Go" in result.stderr
+  for text in named:
+    assert text in result.stderr
 
 
 def test_a_clean_run_passes_and_an_empty_one_fails(tmp_path):
