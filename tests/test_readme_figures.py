@@ -1,14 +1,20 @@
-"""The documented figures are the committed artefacts': each figure is read
-from a committed file (metrics, SGFs, job files, review CSVs) and must
-appear, so written, in the documents that state it: the README and the
-results and guides under `docs/` (an edit to either side that breaks the
-agreement fails here)."""
+"""The documented figures are the committed artefacts': each figure is
+recomputed from a committed file (metrics, SGFs, job files, review CSVs)
+and the number the README or a document under `docs/` quotes by its label
+must equal it, to the digits it is quoted with (an edit to either side
+that breaks the agreement fails here). Only the figures are checked: a
+label is a few words matched loosely (case, spacing, markdown emphasis),
+and the prose around it is free."""
 
+import csv
 import json
 import os
+import re
 import statistics
 
 from alphago_jax.core import stats
+from alphago_jax.evaluation import ablation, match_review
+from alphago_jax.games import sgf
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
@@ -18,39 +24,89 @@ def _read(*path):
     return f.read()
 
 
+def _flat(text):
+  """`text` on one line, without markdown emphasis and code marks: what a
+  label is matched in."""
+  return " ".join(text.replace("*", "").replace("`", "").split())
+
+
 DOCUMENTS = ("README.md", "docs/results/go.md", "docs/results/alphazero.md",
              "docs/results/search.md", "docs/results/benchmarks.md",
              "docs/guides/cli.md", "docs/guides/gtp.md",
              "docs/guides/testing.md")
-# The documents as one line: phrases may wrap, and may sit in any of them.
-README = " ".join(" ".join(_read(*d.split("/")).split()) for d in DOCUMENTS)
+# The documents as one line: a label may wrap, and may sit in any of them.
+README = _flat(" ".join(_read(*d.split("/")) for d in DOCUMENTS))
+ABLATIONS = _flat(_read("docs", "ablations.md"))
 METRICS = [json.loads(l) for l in _read(
     "checkpoints", "go9", "metrics.jsonl").splitlines()]
 CURVE = json.loads(_read("docs", "go9_learning_curve.json"))
 
+# A figure as the documents write it (3,072, 0.612, -4 or with U+2212),
+# not part of a longer number.
+NUMBER = r"(?<![\d.,])[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])"
 
-def said(phrase):
-  assert phrase in README, f"no document says {phrase!r}"
+
+def _plain(figure):
+  """A figure as a comparable string: no thousands separators, an ASCII
+  minus; its decimals kept, so 0.60 is not 0.6."""
+  return str(figure).replace(",", "").replace("\u2212", "-")
+
+
+def _label(words):
+  """A pattern for the words of a label: any case, any spacing, and at a
+  `...` a few words of anything."""
+  return r".{0,80}?".join(r"\s*".join(map(re.escape, _flat(part).split()))
+                          for part in words.split("..."))
+
+
+def quotes(template, text=README):
+  """The figures `text` quotes where `template` stands: a tuple of plain
+  figures (one for each `{}` of the template) for each place. The words
+  around the `{}`s are the figures' labels, matched ignoring case,
+  spacing and markdown emphasis (`...`: a few words of any prose)."""
+  labels = [_label(part) for part in template.split("{}")]
+  pattern = rf"\s*({NUMBER})\s*".join(labels)
+  return [tuple(map(_plain, m.groups()))
+          for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def quoted(template, *figures, text=README):
+  """Asserts that `text` (by default the documents) quotes `figures` (the
+  values recomputed from the artefacts, formatted to the digits the
+  documents give) in some place where `template` stands."""
+  assert template.count("{}") == len(figures), template
+  want = tuple(map(_plain, figures))
+  found = quotes(template, text)
+  assert want in found, (f"{template!r}: the artefacts give {want}, the "
+                         f"documents quote {found or 'nothing there'}")
 
 
 def test_run_size_and_loss():
   assert [m["iteration"] for m in METRICS] == list(range(1, 49))
   games = sum(m["games_finished"] for m in METRICS)
   hours = sum(m["seconds"] for m in METRICS) / 3600
-  said(f"{hours:.2f} hours of summed iteration time and {len(METRICS)} "
-       f"iterations ({games:,.0f} games)")
-  said(f"The loss fell from {METRICS[0]['loss']:.2f} to "
-       f"{METRICS[-1]['loss']:.2f} (iteration means)")
+  quoted("{} hours of summed iteration time", f"{hours:.2f}")
+  quoted("{} iterations ({} games)", len(METRICS), f"{games:.0f}")
+  quoted("loss fell from {} to {}", f"{METRICS[0]['loss']:.2f}",
+         f"{METRICS[-1]['loss']:.2f}")
 
 
 def test_raw_policy_against_random():
   by_it = {m["iteration"]: m for m in METRICS if "random_policy_losses" in m}
-  said(f"losing {by_it[10]['random_policy_losses']:.0f} of 32 games against "
-       f"random play (iteration 10)")
+  games = {i: sum(m[f"random_policy_as_{side}_{result}"]
+                  for side in ("first", "second")
+                  for result in ("wins", "draws", "losses"))
+           for i, m in by_it.items()}
+  quoted("losing {} of {} games against random play (iteration {})",
+         f"{by_it[10]['random_policy_losses']:.0f}", games[10], 10)
   wins = {i: m["random_policy_as_first_wins"] + m[
       "random_policy_as_second_wins"] for i, m in by_it.items()}
   assert {wins[i] for i in (25, 30, 35, 40, 45)} == {32}
-  said("winning 32 of 32 (iterations 25–45)")
+  # Every evaluation from the first perfect one on won every game.
+  perfect = [i for i in sorted(wins) if wins[i] == games[i]]
+  assert perfect == [i for i in sorted(wins) if i >= perfect[0]], wins
+  quoted("winning {} of {} (iterations {}–{})", wins[perfect[0]],
+         games[perfect[0]], perfect[0], perfect[-1])
 
 
 def _result(player, opponent):
@@ -64,18 +120,18 @@ def test_target_match_and_elo():
   r = _result("UCT-16", "iter 48")
   wins, n = r["losses"], r["wins"] + r["draws"] + r["losses"]
   lo, hi = stats.wilson_interval(wins, n)
-  said(f"won {wins} of {n} games (95% Wilson interval "
-       f"{100 * lo:.1f}–{100 * hi:.0f}%)")
+  quoted("won {} of {} games (95% Wilson interval {}–{}%)", wins, n,
+         f"{100 * lo:.1f}", f"{100 * hi:.0f}")
   r0 = _result("UCT-16", "iter 0")
-  said(f"the untrained network with search already won {r0['losses']} of "
-       f"{r0['wins'] + r0['losses'] + r0['draws']}")
+  quoted("network with search already won {} of {}", r0["losses"],
+         r0["wins"] + r0["losses"] + r0["draws"])
   elo = CURVE["elo"]
-  said(f"UCT-16 rates only +{elo['UCT-16']['rating']:.0f} Elo")
+  quoted("UCT-16 rates only +{} Elo", f"{elo['UCT-16']['rating']:.0f}")
   lo48, hi48 = elo["iter 48"]["interval"]
-  said(f"from +{elo['iter 0']['rating']:.0f} at iteration 0 to "
-       f"+{elo['iter 48']['rating']:.0f} [+{lo48:.0f}, +{hi48:.0f}] at "
-       f"iteration 48")
-  said(f"GNU Go level 1 (+{elo['GNU Go 1']['rating']:.0f})")
+  quoted("from +{} at iteration 0 to +{} [+{}, +{}] at iteration 48",
+         f"{elo['iter 0']['rating']:.0f}", f"{elo['iter 48']['rating']:.0f}",
+         f"{lo48:.0f}", f"{hi48:.0f}")
+  quoted("GNU Go level 1 (+{})", f"{elo['GNU Go 1']['rating']:.0f}")
   # "still win every game" against every snapshot and UCT-16.
   for r in CURVE["results"]:
     if r["player"].startswith("GNU Go"):
@@ -91,19 +147,21 @@ def test_2016_pipeline_figures_are_the_committed_runs():
   sl = [m for m in _metrics("checkpoints", "sl_policy", "metrics.jsonl")
         if "eval_top1" in m]
   last = sl[-1]
-  said(f"**{last['samples'] / 1e6:.2f}M training samples")
-  said(f"{last['train_seconds'] / 3600:.1f} h of its 8-hour budget")
-  said(f"{100 * last['eval_top1']:.1f}% at {last['samples'] / 1e6:.2f}M.")
+  quoted("{}M training samples", f"{last['samples'] / 1e6:.2f}")
+  quoted("{} h of its 8-hour budget", f"{last['train_seconds'] / 3600:.1f}")
+  quoted("{}% at {}M", f"{100 * last['eval_top1']:.1f}",
+         f"{last['samples'] / 1e6:.2f}")
   # The 9x9 p_π: its last test evaluation.
   rp = [m for m in _metrics("checkpoints", "rollout9", "metrics.jsonl")
         if "eval_top1" in m][-1]
-  said(f"Top-1 {100 * rp['eval_top1']:.1f}% (top-5 "
-       f"{100 * rp['eval_top5']:.1f}%) on its 40 test games "
-       f"({rp['eval_positions']:,} positions)")
+  quoted("Top-1 {}% (top-5 {}%) on its 40 test games ({} positions)",
+         f"{100 * rp['eval_top1']:.1f}", f"{100 * rp['eval_top5']:.1f}",
+         rp["eval_positions"])
   # The whole-game value network: final train and test MSE.
   vw = [m for m in _metrics("docs", "value9-whole", "metrics.jsonl")
         if "test_mse" in m][-1]
-  said(f"**MSE: train {vw['train_mse']:.3f}, test {vw['test_mse']:.3f}**")
+  quoted("MSE: train {}, test {}", f"{vw['train_mse']:.3f}",
+         f"{vw['test_mse']:.3f}")
 
 
 def test_19x19_longer_sl_policy_figures_are_the_committed_run():
@@ -113,15 +171,17 @@ def test_19x19_longer_sl_policy_figures_are_the_committed_run():
   sl = [m for m in _metrics("checkpoints", "sl_policy_long",
                             "metrics.jsonl") if "eval_top1" in m]
   last = sl[-1]
-  said(f"**The longer network, `checkpoints/sl_policy_long/`: "
-       f"{last['samples'] / 1e6:.2f}M training samples "
-       f"({last['epoch']:.2f} epochs), {last['train_seconds'] / 3600:.1f} h "
-       f"of training in all")
-  at = {round(m["samples"] / 1e6, 2): 100 * m["eval_top1"] for m in sl}
-  said(f"fell from {at[5.4]:.1f}% at 5.40M samples to {at[5.63]:.1f}% at "
-       f"5.63M")
-  said(f"{at[8.19]:.1f}% at 8.19M, {at[8.45]:.1f}% at 8.45M, {at[8.96]:.1f}% "
-       f"at 8.96M, {at[10.0]:.1f}% at 10.00M")
+  quoted("sl_policy_long/: {}M training samples ({} epochs), {} h of "
+         "training", f"{last['samples'] / 1e6:.2f}", f"{last['epoch']:.2f}",
+         f"{last['train_seconds'] / 3600:.1f}")
+  # The curve as the documents quote it: every accuracy at the samples
+  # they give it for is the metrics' there.
+  at = {f"{m['samples'] / 1e6:.2f}": f"{100 * m['eval_top1']:.1f}"
+        for m in sl}
+  quoted("fell from {}% at {}M samples to {}% at {}M", at["5.40"], "5.40",
+         at["5.63"], "5.63")
+  quoted("{}% at {}M, {}% at {}M, {}% at {}M, {}% at {}M",
+         *(f for s in ("8.19", "8.45", "8.96", "10.00") for f in (at[s], s)))
 
 
 def test_19x19_ladder_run_figures_are_the_committed_network():
@@ -137,21 +197,24 @@ def test_19x19_ladder_run_figures_are_the_committed_network():
                 for name in ("sl_policy_long", "sl12-partial")]
   hours = sum(m["train_seconds"] for m in [last, *grown_from]) / 3600
   samples = sum(m["samples"] for m in [last, *grown_from]) / 1e6
-  said(f"{last['samples'] / 1e6:.2f}M training samples in this run "
-       f"({last['epoch']:.2f} epochs), {last['train_seconds'] / 3600:.1f} h "
-       f"of its training, and {hours:.1f} h with the runs it grew from "
-       f"({samples:.1f}M samples)")
+  quoted("{}M training samples in this run ({} epochs), {} h of its "
+         "training", f"{last['samples'] / 1e6:.2f}", f"{last['epoch']:.2f}",
+         f"{last['train_seconds'] / 3600:.1f}")
+  quoted("{} h with the runs it grew from ({}M samples)", f"{hours:.1f}",
+         f"{samples:.1f}")
   assert len(sl) >= 8
-  points = [f"{100 * m['eval_top1']:.1f}% / {m['eval_nll']:.3f} at "
-            f"{m['samples'] / 1e6:.2f}M" for m in sl]
-  said(f"(top-1 / nll, every evaluation of the committed step's metrics): "
-       f"{points[0]} samples, " + ", ".join(points[1:]) + ".")
+  # The curve: every evaluation, in order, as (top-1, nll, samples).
+  quoted("metrics): "
+         + ", ".join(["{}% / {} at {}M samples"]
+                     + ["{}% / {} at {}M"] * (len(sl) - 1)),
+         *(f for m in sl for f in (f"{100 * m['eval_top1']:.1f}",
+                                   f"{m['eval_nll']:.3f}",
+                                   f"{m['samples'] / 1e6:.2f}")))
 
 
 def _match_wins(*folder):
   """{colour: (wins, games)} of the network in a folder of match SGFs,
   each game's result read from its SGF (our engine's score)."""
-  import re  # pylint: disable=import-outside-toplevel
   tally = {"black": [0, 0], "white": [0, 0]}
   for name in sorted(os.listdir(os.path.join(ROOT, *folder))):
     if name.endswith(".sgf"):
@@ -171,11 +234,10 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   won, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
   assert n == 49 and not any(f.startswith("level10-011-")
                              for f in os.listdir(os.path.join(ROOT, *folder)))
-  lo, hi = stats.wilson_interval(won, n)
-  said(f"in a first match: {won} wins of {n} played, {100 * won / n:.1f}% "
-       f"[{100 * lo:.1f}, {100 * hi:.1f}]")
-  said(f"as Black {tally['black'][0]} of {tally['black'][1]}, as White "
-       f"{tally['white'][0]} of {tally['white'][1]}")
+  quoted("in a first match: {} wins of {} played, {}% [{}, {}]",
+         *_rate_figures(won, n))
+  quoted("as Black {} of {}, as White {} of {}", *tally["black"],
+         *tally["white"])
   log = _read(*folder, "log.txt")
   assert f"{won} wins, 0 draws, {n - won} losses of {n} played" in log
   assert "game 11 not played" in log and "(status -11)" in log
@@ -183,14 +245,17 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   more = _match_wins("docs", "results", "sl-policy-19-vs-gnugo10-seed1")
   more_won, more_n = (sum(t[i] for t in more.values()) for i in (0, 1))
   assert more_n == 24
-  lo, hi = stats.wilson_interval(more_won, more_n)
-  said(f"won **{more_won} of {more_n}, {100 * more_won / more_n:.1f}% "
-       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
-  total, total_won = n + more_n, won + more_won
-  lo, hi = stats.wilson_interval(total_won, total)
-  said(f"{total_won} of {total}, {100 * total_won / total:.1f}% "
-       f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+  quoted("won {} of {}, {}% [{}, {}]", *_rate_figures(more_won, more_n))
+  quoted("{} of {}, {}% [{}, {}]",
+         *_rate_figures(won + more_won, n + more_n))
 
+
+def _rate_figures(wins, games, decimals=1):
+  """`(wins, games, rate %, Wilson interval % low, high)` as the documents
+  quote a match's result."""
+  lo, hi = stats.wilson_interval(wins, games)
+  return (wins, games,
+          *(f"{100 * x:.{decimals}f}" for x in (wins / games, lo, hi)))
 
 
 def _block(seed, folder):
@@ -206,9 +271,7 @@ def _block(seed, folder):
   assert n + unplayed == 50
   assert log.count("UserWarning: gnugo_match: game") == unplayed
   assert f"{w} wins, 0 draws, {n - w} losses of {n} played" in log
-  lo, hi = stats.wilson_interval(w, n)
-  said(f"| {seed} | {w} of {n} | {100 * w / n:.1f}% [{100 * lo:.1f}, "
-       f"{100 * hi:.1f}] |")
+  quoted("| {} | {} of {} | {}% [{}, {}] |", seed, *_rate_figures(w, n))
   return tally, unplayed
 
 
@@ -226,22 +289,18 @@ def test_19x19_sl_policy_preplanned_match_is_the_committed_games():
       colours[colour][1] += n
     w, n = (sum(t[i] for t in tally.values()) for i in (0, 1))
     won, played = won + w, played + n
-  said(f"As Black it won {colours['black'][0]} of {colours['black'][1]}, as "
-       f"White {colours['white'][0]} of {colours['white'][1]}")
-  lo, hi = stats.wilson_interval(won, played)
-  said(f"The pre-planned match: {won} wins of {played} played, "
-       f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]**")
-  lo, hi = stats.wilson_interval(won, 200)
-  said(f"{won} of 200, {100 * won / 200:.1f}% [{100 * lo:.1f}, "
-       f"{100 * hi:.1f}]")
+  _quoted_colours(colours)
+  quoted("The pre-planned match: {} wins of {} played, {}% [{}, {}]",
+         *_rate_figures(won, played))
+  quoted("{} of {}, {}% [{}, {}]", *_rate_figures(won, 200))
   # With the two matches before it: all of this network's games.
   for folder in ("sl-policy-19-vs-gnugo10", "sl-policy-19-vs-gnugo10-seed1"):
     tally = _match_wins("docs", "results", folder)
     won += sum(w for w, _ in tally.values())
     played += sum(n for _, n in tally.values())
-  lo, hi = stats.wilson_interval(won, played)
-  said(f"All six matches of this network, {played} games, give {won} wins, "
-       f"{100 * won / played:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
+  won, played, *rate = _rate_figures(won, played)
+  quoted("All six matches of this network, {} games, give {} wins, {}% "
+         "[{}, {}]", played, won, *rate)
 
 
 def _preplanned_match(prefix, seeds, log_head, name):
@@ -268,33 +327,32 @@ def _preplanned_match(prefix, seeds, log_head, name):
     won += block[0]
     played += block[1]
     unplayed_all += unplayed
-  lo, hi = stats.wilson_interval(won, played)
-  head = (name if len(blocks) == len(seeds) else
-          f"So far, {len(blocks)} of its {len(seeds)} blocks")
-  said(f"{head}: {won} wins of {played} played, {100 * won / played:.1f}% "
-       f"[{100 * lo:.1f}, {100 * hi:.1f}]**")
-  counted = played + unplayed_all
-  lo, hi = stats.wilson_interval(won, counted)
-  said(f"{won} of {counted}, {100 * won / counted:.1f}% [{100 * lo:.1f}, "
-       f"{100 * hi:.1f}] with GNU Go's crashes counted as losses")
+  if len(blocks) == len(seeds):
+    quoted(name + ": {} wins of {} played, {}% [{}, {}]",
+           *_rate_figures(won, played))
+  else:
+    quoted("So far, {} of its {} blocks: {} wins of {} played, {}% [{}, {}]",
+           len(blocks), len(seeds), *_rate_figures(won, played))
+  quoted("{} of {}, {}% [{}, {}] with GNU Go's crashes counted as losses",
+         *_rate_figures(won, played + unplayed_all))
   return won, played, colours, blocks
 
 
-def _colours(colours):
-  return (f"As Black it won {colours['black'][0]} of {colours['black'][1]}, "
-          f"as White {colours['white'][0]} of {colours['white'][1]}")
+def _quoted_colours(colours):
+  """The wins of a match's blocks by the network's colour, as quoted."""
+  quoted("As Black it won {} of {}, as White {} of {}", *colours["black"],
+         *colours["white"])
 
 
 def _gain(won, played, prefix, seeds):
-  """The README's phrase for the gain of `won` of `played` over the
-  blocks `PREFIX-seedS` (Newcombe's interval)."""
+  """The gain of `won` of `played` over the blocks `PREFIX-seedS`, and
+  Newcombe's interval for it, in points as the documents quote them."""
   earlier = [_match_wins("docs", "results", f"{prefix}-seed{s}")
              for s in seeds]
   k, n = (sum(t[i] for tally in earlier for t in tally.values())
           for i in (0, 1))
   lo, hi = stats.difference_interval(won, played, k, n)
-  return (f"gained {100 * (won / played - k / n):.1f} points "
-          f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+  return tuple(f"{100 * x:.1f}" for x in (won / played - k / n, lo, hi))
 
 
 def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
@@ -305,8 +363,9 @@ def test_19x19_long_ensemble_preplanned_match_is_the_committed_games():
       "checkpoints/sl_policy_long (step 78125, 6x64, 19x19), greedy, "
       "8-symmetry ensemble", "The second pre-planned match")
   if len(blocks) == 4:
-    said(_colours(colours))
-    said(_gain(won, played, "sl-policy-19-vs-gnugo10", (2, 3, 4, 5)))
+    _quoted_colours(colours)
+    quoted("gained {} points [{}, {}]",
+           *_gain(won, played, "sl-policy-19-vs-gnugo10", (2, 3, 4, 5)))
 
 
 def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
@@ -318,34 +377,32 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
       "checkpoints/sl_policy_ladders (step 32812, 12x64, 19x19), greedy, "
       "8-symmetry ensemble", "The third pre-planned match")
   # Its rows in the two tables of 19x19 networks.
-  lo, hi = stats.wilson_interval(won, played)
-  games = (f"{played} pre-planned games" if len(blocks) == 4 else
-           f"{played} of 200 pre-planned games so far")
-  rate = f"{100 * won / played:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
-  said(f"| ensemble: {rate}, {games} |")
-  said(f"| ensemble {rate}, {games} |")
+  _, _, *rate = _rate_figures(won, played, decimals=0)
+  for label in ("ensemble: ", "ensemble "):
+    if len(blocks) == 4:
+      quoted(label + "{}% [{}, {}], {} pre-planned games |", *rate, played)
+    else:
+      quoted(label + "{}% [{}, {}], {} of {} pre-planned games so far |",
+             *rate, played, 200)
   if len(blocks) == 4:
-    said(_colours(colours))
-    said(_gain(won, played, "sl-policy-19-long-ensemble-vs-gnugo10",
-               (6, 7, 8, 9)) + " over the second")
+    _quoted_colours(colours)
+    quoted("gained {} points [{}, {}] over the second",
+           *_gain(won, played, "sl-policy-19-long-ensemble-vs-gnugo10",
+                  (6, 7, 8, 9)))
     # The blocks' spread: Pearson's chi-squared on the 4 x 2 table.
     # pylint: disable-next=import-outside-toplevel
     from scipy import stats as scipy_stats
     table = [[w, n - w] for w, n in blocks.values()]
     p = scipy_stats.chi2_contingency(table).pvalue
-    said(f"(χ² test of homogeneity, p = {p:.3f})")
+    quoted("(χ² test of homogeneity, p = {})", f"{p:.3f}")
 
 
 def _review(name, prefix, seeds):
   """`match_review.py`'s table `docs/results/NAME` of the blocks
   `PREFIX-seedS`: one row for each committed SGF, with its result, its
   first pass recomputed, and every game GNU Go did not resign passed in;
-  the README's sentence on it is so. Returns the summary and the
+  the documents' counts of its passes are so. Returns the summary and the
   reviews."""
-  # pylint: disable=import-outside-toplevel
-  import csv
-  from alphago_jax.evaluation import match_review
-  from alphago_jax.games import sgf
   rows = list(csv.DictReader(_read("docs", "results", name).splitlines()))
   games = sorted(
       f"docs/results/{prefix}-seed{s}/{n}" for s in seeds
@@ -382,20 +439,30 @@ def _review(name, prefix, seeds):
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
   s = match_review.summarize(reviews)
-  said(f"GNU Go passed in {s['gnugo_passed']} of the {s['games']} games (it "
-       f"resigned the other {resigned}), and in {s['count_is_result']} of "
-       f"them its count there was the final result")
+  quoted("GNU Go passed in {} of the {} games (it resigned the other {}), "
+         "and in {} of them", s["gnugo_passed"], s["games"], resigned,
+         s["count_is_result"])
   return s, reviews
 
 
-def _losses(s, reviews):
-  """The network's losses in a review (it never resigns): their margins,
-  and the README's phrase on them."""
+def _losses(s, reviews, head):
+  """The network's losses in a review (it never resigns): asserts that the
+  documents quote their number (at the `{}` of `head`), median margin and
+  how many were by 20 points or more; returns the margins."""
   margins = sorted(-r.result * (1 if r.gnugo_colour == 1 else -1)
                    for r in reviews if r.winner == r.gnugo_colour)
   assert len(margins) == s["games"] - s["won"] and min(margins) > 0
-  return margins, (f"by a median of {statistics.median(margins):g} points, "
-                   f"{sum(m >= 20 for m in margins)} by 20 points or more")
+  quoted(head + " by a median of {} points, {} by 20 points or more",
+         len(margins), f"{statistics.median(margins):g}",
+         sum(m >= 20 for m in margins))
+  return margins
+
+
+def _game(review):
+  """`(seed, game number)` of a reviewed game, from its SGF's path."""
+  seed, game = re.search(r"-seed(\d+)/level\d+-(\d+)-",
+                         review.source).groups()
+  return int(seed), int(game)
 
 
 def test_19x19_preplanned_match_review_is_the_committed_games():
@@ -407,15 +474,19 @@ def test_19x19_preplanned_match_review_is_the_committed_games():
   flips = [r for r in reviews if r.decided_after_pass]
   assert s["lost_when_ahead"] == len(flips) == 1
   assert s["won_when_behind"] == 0
-  said(f"in the first match the network did in {s['lost_with_ladder_run']}"
-       f" of its {s['games'] - s['won']} losses, GNU Go in "
-       f"{'none' if s['gnugo_ladder_runs'] == 0 else s['gnugo_ladder_runs']}")
-  said(f"(in the first match {s['into_ladders']} of "
-       f"{s['atari_extensions']} against {s['gnugo_into_ladders']} of "
-       f"{s['gnugo_atari_extensions']})")
+  if s["gnugo_ladder_runs"] == 0:
+    quoted("in the first match the network did in {} of its {} losses, GNU "
+           "Go in none", s["lost_with_ladder_run"], s["games"] - s["won"])
+  else:
+    quoted("in the first match the network did in {} of its {} losses, GNU "
+           "Go in {}", s["lost_with_ladder_run"], s["games"] - s["won"],
+           s["gnugo_ladder_runs"])
+  quoted("(in the first match {} of {} against {} of {})", s["into_ladders"],
+         s["atari_extensions"], s["gnugo_into_ladders"],
+         s["gnugo_atari_extensions"])
   r = flips[0]
-  said(f"seed 5, game 47, which the network led by "
-       f"{abs(r.count_at_pass):g} there and lost by {abs(r.result):g}")
+  quoted("seed {}, game {}, which the network led by {} there and lost by {}",
+         *_game(r), f"{abs(r.count_at_pass):g}", f"{abs(r.result):g}")
   assert r.source.endswith("seed5/level10-047-white.sgf")
 
 
@@ -425,36 +496,33 @@ def test_19x19_second_preplanned_match_review_is_the_committed_games():
       "sl-policy-19-long-ensemble-vs-gnugo10-review.csv",
       "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9))
   assert s["games"] == 197 and s["won"] == 89
-  said("the final result; no game changed winner after GNU Go's pass")
+  # No game changed winner after GNU Go's pass.
   assert s["lost_when_ahead"] == s["won_when_behind"] == 0
-  margins, phrase = _losses(s, reviews)
-  said(f"of its {len(margins)}, {phrase}")
-  # pylint: disable-next=import-outside-toplevel
-  from alphago_jax.evaluation import match_review
+  margins = _losses(s, reviews, "of its {},")
   assert match_review.LADDER_RUN == 5
-  said(f"in {s['lost_with_ladder_run']} of the {len(margins)} the network "
-       f"ran a ladder out and lost it, a run of five or more")
+  quoted("in {} of the {} the network ran a ladder out and lost it",
+         s["lost_with_ladder_run"], len(margins))
   assert s["gnugo_ladder_runs"] == 0
-  said(f"GNU Go did so in none of the {s['games']} games")
+  quoted("GNU Go did so in none of the {} games", s["games"])
   # As the third match's review quotes them.
-  said(f"({s['lost_with_ladder_run']} of {len(margins)} in the second match)")
-  said(f"({s['into_ladders']} of {s['atari_extensions']}, in "
-       f"{s['games_into_ladders']} of {s['games']}, without the ladder "
-       f"planes)")
+  quoted("({} of {} in the second match)", s["lost_with_ladder_run"],
+         len(margins))
+  quoted("({} of {}, in {} of {}, without the ladder planes)",
+         s["into_ladders"], s["atari_extensions"], s["games_into_ladders"],
+         s["games"])
   lost_runs = [r for r in reviews if r.winner == r.gnugo_colour
                and r.lost_atari_run >= match_review.LADDER_RUN]
   each = "each" if all(r.into_ladders for r in lost_runs) else "not all"
-  said(f"extensions ran into a ladder that works {s['into_ladders']} times "
-       f"of {s['atari_extensions']}, in {s['games_into_ladders']} of the "
-       f"{s['games']} games and in {each} of those {len(lost_runs)}, and "
-       f"GNU Go's {s['gnugo_into_ladders']} times of "
-       f"{s['gnugo_atari_extensions']}")
+  quoted("ran into a ladder that works {} times of {}, in {} of the {} games "
+         "and in " + each + " of those {}", s["into_ladders"],
+         s["atari_extensions"], s["games_into_ladders"], s["games"],
+         len(lost_runs))
+  quoted("GNU Go's {} times of {}", s["gnugo_into_ladders"],
+         s["gnugo_atari_extensions"])
 
 
 def test_19x19_third_preplanned_match_review_is_the_committed_games():
   """The third pre-planned match's review: the README's counts are its."""
-  # pylint: disable-next=import-outside-toplevel
-  from alphago_jax.evaluation import match_review
   s, reviews = _review(
       "sl-policy-19-ladders-ensemble-vs-gnugo10-review.csv",
       "sl-policy-19-ladders-ensemble-vs-gnugo10", (10, 11, 12, 13))
@@ -464,78 +532,95 @@ def test_19x19_third_preplanned_match_review_is_the_committed_games():
   assert s["lost_when_ahead"] == len(flips) == 2
   games = [r.source.split("seed")[1] for r in flips]
   assert games == ["11/level10-017-black.sgf", "11/level10-024-black.sgf"]
-  said(f"games 17 and 24, which the network led by "
-       f"{abs(flips[0].count_at_pass):g} and {abs(flips[1].count_at_pass):g}"
-       f" there and lost by {abs(flips[0].result):g} and "
-       f"{abs(flips[1].result):g}")
-  margins, phrase = _losses(s, reviews)
-  said(f"Of its {len(margins)} losses, {phrase}")
+  quoted("games {} and {}, which the network led by {} and {} there and "
+         "lost by {} and {}", *(_game(r)[1] for r in flips),
+         *(f"{abs(r.count_at_pass):g}" for r in flips),
+         *(f"{abs(r.result):g}" for r in flips))
+  margins = _losses(s, reviews, "Of its {} losses,")
   assert match_review.LADDER_RUN == 5 and s["gnugo_ladder_runs"] == 0
-  said(f"in {s['lost_with_ladder_run']} of the {len(margins)} the network "
-       f"ran a ladder out and lost it")
-  said(f"GNU Go in none of the {s['games']} games")
-  said(f"ran into a ladder that works {s['into_ladders']} times of "
-       f"{s['atari_extensions']}, in {s['games_into_ladders']} of the "
-       f"{s['games']} games")
-  said(f"GNU Go's {s['gnugo_into_ladders']} times of "
-       f"{s['gnugo_atari_extensions']}")
+  quoted("in {} of the {} the network ran a ladder out and lost it",
+         s["lost_with_ladder_run"], len(margins))
+  quoted("GNU Go in none of the {} games", s["games"])
+  quoted("ran into a ladder that works {} times of {}, in {} of the {} games",
+         s["into_ladders"], s["atari_extensions"], s["games_into_ladders"],
+         s["games"])
+  quoted("GNU Go's {} times of {}", s["gnugo_into_ladders"],
+         s["gnugo_atari_extensions"])
+
+
+def _value_run(*folder):
+  """A value network run's evaluations (metrics with `test_mse`) and its
+  batch size."""
+  config = json.loads(_read(*folder, "config.json"))["config"]
+  return ([m for m in _metrics(*folder, "metrics.jsonl") if "test_mse" in m],
+          config["batch_size"])
+
+
+def _training_positions_fit(positions, evaluation, batch_size):
+  """Asserts that a quoted count of training positions is the run's: its
+  epochs are whole batches of them (`samples / epoch`)."""
+  batches = int(_plain(positions)) // batch_size
+  assert batches * batch_size == round(
+      evaluation["samples"] / evaluation["epoch"]), (positions, evaluation)
 
 
 def test_19x19_value_figures_are_the_committed_runs():
   # One position per self-play game: the committed network's last test.
-  v = [m for m in _metrics("checkpoints", "value19", "metrics.jsonl")
-       if "test_mse" in m][-1]
-  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}**")
-  said(f"(sign of the outcome right in {100 * v['train_sign_accuracy']:.1f}%"
-       f" / {100 * v['test_sign_accuracy']:.1f}%)")
-  said(f"| 19×19 | one per self-play game (`checkpoints/value19`) | 4,402 | "
-       f"{v['train_mse']:.3f} | {v['test_mse']:.3f} |")
+  evals, batch_size = _value_run("checkpoints", "value19")
+  v = evals[-1]
+  quoted("MSE: train {}, test {}", f"{v['train_mse']:.3f}",
+         f"{v['test_mse']:.3f}")
+  quoted("(sign of the outcome right in {}% / {}%)",
+         f"{100 * v['train_sign_accuracy']:.1f}",
+         f"{100 * v['test_sign_accuracy']:.1f}")
+  [(positions, *mse)] = [q for q in quotes("(checkpoints/value19) | {} | {} "
+                                           "| {} |")]
+  assert mse == [f"{v['train_mse']:.3f}", f"{v['test_mse']:.3f}"], mse
+  _training_positions_fit(positions, v, batch_size)
   # Every position of 30 KGS games.
-  w = [m for m in _metrics("docs", "value19-whole", "metrics.jsonl")
-       if "test_mse" in m]
-  said(f"**MSE: train {w[-1]['train_mse']:.3f}, test "
-       f"{w[-1]['test_mse']:.3f}** (sign accuracy "
-       f"{100 * w[-1]['train_sign_accuracy']:.1f}% / "
-       f"{100 * w[-1]['test_sign_accuracy']:.1f}%)")
-  said(f"(test MSE {w[0]['test_mse']:.3f} at 2 epochs, then rising)")
+  w, _ = _value_run("docs", "value19-whole")
+  quoted("MSE: train {}, test {} (sign accuracy {}% / {}%)",
+         f"{w[-1]['train_mse']:.3f}", f"{w[-1]['test_mse']:.3f}",
+         f"{100 * w[-1]['train_sign_accuracy']:.1f}",
+         f"{100 * w[-1]['test_sign_accuracy']:.1f}")
+  quoted("(test MSE {} at {} epochs, then rising)",
+         f"{w[0]['test_mse']:.3f}", f"{w[0]['epoch']:.0f}")
   assert min(m["test_mse"] for m in w) == w[0]["test_mse"]
+
+
+def _value_figures(name, v, batch_size, sign):
+  """A 9x9 value network's last evaluation `v` as the documents quote it:
+  its MSE and sign accuracies (`sign`: the template after the MSE), and
+  its row in the table of networks (training positions, training
+  minutes, MSE)."""
+  quoted("MSE: train {}, test {} " + sign, f"{v['train_mse']:.3f}",
+         f"{v['test_mse']:.3f}", f"{100 * v['train_sign_accuracy']:.1f}",
+         f"{100 * v['test_sign_accuracy']:.1f}")
+  [(positions, _, minutes, *mse)] = quotes(
+      f"v_θ {name} | 9×9 | 6 × 64 + 256 | {{}} positions, p_σ playouts at "
+      f"T 0.5 | {{}} + {{}} min | MSE {{}} / {{}};")
+  assert minutes == f"{v['train_seconds'] / 60:.0f}", minutes
+  assert mse == [f"{v['train_mse']:.3f}", f"{v['test_mse']:.3f}"], mse
+  _training_positions_fit(positions, v, batch_size)
 
 
 def test_9x9_sharper_label_value_figures_are_the_committed_run():
   # The committed network's last evaluation, as the README states it.
-  v = [m for m in _metrics("checkpoints", "value9s", "metrics.jsonl")
-       if "test_mse" in m][-1]
-  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}** "
-       f"(sign {100 * v['train_sign_accuracy']:.1f}% / "
-       f"{100 * v['test_sign_accuracy']:.1f}%)")
-  said(f"| v_θ `value9s` | 9×9 | 6 × 64 + 256 | 58,721 positions, p_σ "
-       f"playouts at T 0.5 | 49 + 34 min | MSE {v['train_mse']:.3f} / "
-       f"{v['test_mse']:.3f};")
-
-
-
-def _rate(wins, games):
-  lo, hi = stats.wilson_interval(wins, games)
-  return (f"{wins} of {games}, {100 * wins / games:.0f}% "
-          f"[{100 * lo:.0f}, {100 * hi:.0f}]")
+  evals, batch_size = _value_run("checkpoints", "value9s")
+  _value_figures("value9s", evals[-1], batch_size, "(sign {}% / {}%)")
 
 
 def test_9x9_doubled_data_value_figures_are_the_committed_run():
-  v = [m for m in _metrics("checkpoints", "value9s2", "metrics.jsonl")
-       if "test_mse" in m][-1]
-  said(f"**MSE: train {v['train_mse']:.3f}, test {v['test_mse']:.3f}** "
-       f"(sign {100 * v['train_sign_accuracy']:.1f}% / "
-       f"{100 * v['test_sign_accuracy']:.1f}%;")
-  said(f"({v['epoch']:.1f} epochs, {v['train_seconds'] / 60:.0f} minutes,")
-  said(f"| v_θ `value9s2` | 9×9 | 6 × 64 + 256 | 117,166 positions, p_σ "
-       f"playouts at T 0.5 | 130 + {v['train_seconds'] / 60:.0f} min | MSE "
-       f"{v['train_mse']:.3f} / {v['test_mse']:.3f};")
+  evals, batch_size = _value_run("checkpoints", "value9s2")
+  v = evals[-1]
+  _value_figures("value9s2", v, batch_size, "(sign {}% / {}%;")
+  quoted("({} epochs, {} minutes,", f"{v['epoch']:.1f}",
+         f"{v['train_seconds'] / 60:.0f}")
 
 
 def test_value9s_strength_figures_are_the_committed_matches():
   # Both value9s matches against GNU Go level 10 and their pooled rate, as
   # the README and docs/ablations.md state them, recounted from the jobs.
-  from alphago_jax.evaluation import ablation  # pylint: disable=import-outside-toplevel
   counts = []
   for run in ("strength-l10-512-v9s", "strength-l10-512-v9s-seed1",
               "strength-l10-512-v9s2-seed2"):
@@ -543,39 +628,42 @@ def test_value9s_strength_figures_are_the_committed_matches():
                                              run)).pairings
     counts.append((p.wins, p.games))
   pooled = tuple(map(sum, zip(*counts[:2])))
-  docs = " ".join(_read("docs", "ablations.md").split())
-  for text in (README, docs):
+  for text in (README, ABLATIONS):
     for wins, games in counts + [pooled]:
-      assert _rate(wins, games) in text.replace("**", ""), (wins, games)
+      quoted("{} of {}, {}% [{}, {}]",
+             *_rate_figures(wins, games, decimals=0), text=text)
   # All three: the same search, two value networks.
-  wins, games = map(sum, zip(*counts))
-  lo, hi = stats.wilson_interval(wins, games)
-  assert (f"{wins} of {games} for two networks that differ by no more "
-          f"than chance: about {100 * wins / games:.0f}% [{100 * lo:.0f}, "
-          f"{100 * hi:.0f}]") in docs
+  wins, games, *rate = _rate_figures(*map(sum, zip(*counts)), decimals=0)
+  quoted("{} of {} for two networks ... about {}% [{}, {}]", wins, games,
+         *rate, text=ABLATIONS)
 
 
 def test_random_symmetry_strength_figures_are_the_committed_match():
   # The match with random symmetry and 576 simulations, recounted from its
   # jobs, with its recorded settings and cost as the texts give them.
-  from alphago_jax.evaluation import ablation  # pylint: disable=import-outside-toplevel
   counts = []
   for seed in (3, 4):
-    summary = ablation.load_summary(os.path.join(
-        ROOT, "docs", "ablations", f"strength-l10-576-v9s2-sym-seed{seed}"))
+    run = ("docs", "ablations", f"strength-l10-576-v9s2-sym-seed{seed}")
+    summary = ablation.load_summary(os.path.join(ROOT, *run))
     [p] = summary.pairings
     config = summary.config
     assert config.random_symmetry and config.num_simulations == 576
     assert config.network == "sl9+value9s2" and config.seed == seed
     counts.append((p.wins, p.games))
+    # Its cost as its report gives it, recomputed from its jobs.
+    n, wall, ours, gnugo, moves = summary.cost["gnugo-10"]
+    assert n == p.games
+    quoted("| GNU Go 10 | {} | {} | {} | {} | {} |", n, f"{wall / n:.2f}",
+           f"{ours / n:.2f}", f"{ours / moves:.3f}", f"{gnugo / n:.2f}",
+           text=_flat(_read(*run, "table.md")))
+    # Its row in the table of 9x9 configurations: simulations, win rate,
+    # our CPU seconds a move, games.
+    _, _, *rate = _rate_figures(p.wins, p.games, decimals=0)
+    quoted("sym-seed{}/) | {} | {}% [{}, {}] | {} s | {} |", seed,
+           config.num_simulations, *rate, f"{ours / moves:.2f}", p.games,
+           text=ABLATIONS)
   pooled = tuple(map(sum, zip(*counts)))
-  docs = " ".join(_read("docs", "ablations.md").split())
-  readme = " ".join(README.split())
-  for text in (readme, docs):
+  for text in (README, ABLATIONS):
     for wins, games in counts + [pooled]:
-      assert _rate(wins, games) in text.replace("**", ""), (wins, games)
-  assert "| 576 | 53% [43, 62] | 0.75 s | 100 |" in docs
-  assert "| 576 | 51% [41, 61] | 0.79 s | 100 |" in docs
-  cost = _read("docs", "ablations", "strength-l10-576-v9s2-sym-seed3",
-               "table.md")
-  assert "| GNU Go 10 | 100 | 37.85 | 26.30 | 0.750 | 10.09 |" in cost
+      quoted("{} of {}, {}% [{}, {}]",
+             *_rate_figures(wins, games, decimals=0), text=text)
