@@ -212,6 +212,14 @@ def test_19x19_ladder_run_figures_are_the_committed_network():
                                    f"{m['samples'] / 1e6:.2f}")))
 
 
+def _rate_figures(wins, games, decimals=1):
+  """`(wins, games, rate %, Wilson interval % low, high)` as the documents
+  quote a match's result."""
+  lo, hi = stats.wilson_interval(wins, games)
+  return (wins, games,
+          *(f"{100 * x:.{decimals}f}" for x in (wins / games, lo, hi)))
+
+
 def _match_wins(*folder):
   """{colour: (wins, games)} of the network in a folder of match SGFs,
   each game's result read from its SGF (our engine's score)."""
@@ -248,14 +256,6 @@ def test_19x19_sl_policy_match_is_the_committed_games():
   quoted("won {} of {}, {}% [{}, {}]", *_rate_figures(more_won, more_n))
   quoted("{} of {}, {}% [{}, {}]",
          *_rate_figures(won + more_won, n + more_n))
-
-
-def _rate_figures(wins, games, decimals=1):
-  """`(wins, games, rate %, Wilson interval % low, high)` as the documents
-  quote a match's result."""
-  lo, hi = stats.wilson_interval(wins, games)
-  return (wins, games,
-          *(f"{100 * x:.{decimals}f}" for x in (wins / games, lo, hi)))
 
 
 def _block(seed, folder):
@@ -573,8 +573,7 @@ def test_19x19_value_figures_are_the_committed_runs():
   quoted("(sign of the outcome right in {}% / {}%)",
          f"{100 * v['train_sign_accuracy']:.1f}",
          f"{100 * v['test_sign_accuracy']:.1f}")
-  [(positions, *mse)] = [q for q in quotes("(checkpoints/value19) | {} | {} "
-                                           "| {} |")]
+  [(positions, *mse)] = quotes("(checkpoints/value19) | {} | {} | {} |")
   assert mse == [f"{v['train_mse']:.3f}", f"{v['test_mse']:.3f}"], mse
   _training_positions_fit(positions, v, batch_size)
   # Every position of 30 KGS games.
