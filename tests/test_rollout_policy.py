@@ -18,6 +18,7 @@ rollouts.
 Random positions come from fixed seeds, so every test is deterministic.
 """
 
+import functools
 import json
 import os
 
@@ -26,7 +27,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import data
 from alphago_jax.games import go_patterns as gp
 from alphago_jax.games import go_playout
 from alphago_jax.games.go import BLACK, WHITE, Go
@@ -37,19 +37,16 @@ from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import rollout_policy as rp
 
-from helpers import ROOT, run_mains, run_python
-from test_playout import gather_eyes, traced_playouts
+from helpers import ROOT, assert_eval_policy_result, run_mains, run_python
+from playout_traces import replay_in_engine, traced_playouts
+from record_files import PRO, need, prepare_pro9
+from resume_checks import assert_resumed_equals_whole, whole_and_resumed
 
 GAME = Go(size=9, superko=False)
 PL = gp.playout_for(9)
 CFG = gp.PatternConfig()
 NONE = CFG.num_features
 SLOT = {name: k for k, name in enumerate(gp.SLOTS)}
-DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data"))
-PRO = os.path.join(DATA, "pro-small-boards")
-ANY9 = data.DatasetConfig(filters=data.Filters(size=9, min_rank=None),
-                          limit=300)
 COMMAND = os.path.join(ROOT, "experiments", "alphago", "rollout_policy.py")
 EVAL_POLICY = os.path.join(ROOT, "experiments", "alphago", "eval_policy.py")
 
@@ -312,29 +309,8 @@ def test_pattern_logits_sum_the_weights_of_the_ids():
 
 def test_pattern_rollouts_are_legal_replay_in_the_engine_and_end():
   game, pl, starts, acts, finals = traced_playouts(9, "pattern", 8, 3, 10)
-  eyes = gather_eyes(9)
-
-  def replay(s, actions):
-    def body(s, a):
-      live = a >= 0
-      legal = s.legal_action_mask[jnp.maximum(a, 0)]
-      own_eye = eyes(jnp.sign(s.board), s.current_player)
-      fills_eye = (a < game.num_points) & own_eye[jnp.clip(
-          a, 0, game.num_points - 1)]
-      early_pass = (a == game.pass_action) & jnp.any(
-          s.legal_action_mask[:-1] & ~own_eye)
-      bad = live & (~legal | fills_eye | early_pass | s.terminated)
-      nxt = game.step(s, jnp.maximum(a, 0))
-      return jax.tree.map(lambda x, y: jnp.where(live, x, y), nxt, s), bad
-    return jax.lax.scan(body, s, actions)
-
-  ends, bad = jax.jit(jax.vmap(replay))(starts, jnp.asarray(acts))
-  assert not np.any(np.asarray(bad)), np.argwhere(np.asarray(bad))
-  assert np.all(np.asarray(ends.terminated)) and np.all(
-      np.asarray(finals.done))
-  np.testing.assert_array_equal(np.sign(ends.board),
-                                np.sign(np.asarray(finals.board)))
-  np.testing.assert_array_equal(ends.score, jax.vmap(pl.score)(finals.board))
+  replay_in_engine(game, pl, starts, acts, finals)
+  assert np.all(np.asarray(finals.done))
   # p_π plays differently from uniform random: games from the same starts
   # with the same keys differ.
   _, _, _, rand_acts, _ = traced_playouts(9, "random", 8, 3, 10)
@@ -410,16 +386,9 @@ def test_committed_weights_load_and_match_their_config():
 
 # -- Training ------------------------------------------------------------------
 
-def _need(path):
-  if not os.path.exists(path):
-    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
-                f"the folder holding pro-small-boards/)")
-
-
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-  _need(PRO)
-  return data.prepare(PRO, tmp_path_factory.mktemp("cache"), ANY9)
+  return prepare_pro9(tmp_path_factory)
 
 
 def _config(**kw):
@@ -453,24 +422,12 @@ def test_resume_gives_the_uninterrupted_result(cache, tmp_path):
   config = _config(total_samples=24 * 32, schedule="cosine")
   train = cache.split("train")
   kw = dict(seed=1, log_every=4, checkpoint_seconds=0, tensorboard=False)
-  whole, _ = rp.train_rollout_policy(config, train,
-                                     output_dir=str(tmp_path / "a"), **kw)
-  part, _ = rp.train_rollout_policy(config, train, max_samples=10 * 32,
-                                    output_dir=str(tmp_path / "b"), **kw)
-  assert int(part.iteration) == 10
-  lines = []
-  resumed, _ = rp.train_rollout_policy(config, train,
-                                       output_dir=str(tmp_path / "b"),
-                                       log=lines.append, **kw)
-  assert "resumed from step 10" in lines[0]
-  np.testing.assert_array_equal(whole.params["weights"],
-                                resumed.params["weights"])
+  whole, resumed = whole_and_resumed(
+      functools.partial(rp.train_rollout_policy, config, train, **kw),
+      str(tmp_path), interrupted_at=10, batch_size=32)
   assert np.any(np.asarray(whole.params["weights"]) != 0)
-  a = {r["iteration"]: r["loss"] for r in read_metrics(
-      tmp_path / "a" / "metrics.jsonl")}
-  b = {r["iteration"]: r["loss"] for r in read_metrics(
-      tmp_path / "b" / "metrics.jsonl")}
-  assert a[24] == b[24]
+  assert_resumed_equals_whole(whole, resumed, tmp_path / "a", tmp_path / "b",
+                              metric="loss", iterations=(24,))
   # A run with other table sizes refuses this checkpoint, by name.
   other = _config(total_samples=24 * 32,
                   features=gp.PatternConfig(pattern_bits=13,
@@ -488,7 +445,7 @@ def _quick_args(tmp_path):
 
 
 def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
-  _need(PRO)
+  need(PRO)
   out, again = tmp_path / "run", tmp_path / "again"
   args = _quick_args(tmp_path)
   cli = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
@@ -513,13 +470,7 @@ def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
   assert saved["dataset"]["limit"] == 300
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
-  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
-  lines = evaluated.stdout.strip().splitlines()
-  assert "split test, 200 positions" in evaluated.stdout
-  assert any(line.startswith("top1: ") and "95% CI [" in line
-             for line in lines)
-  assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
-      " positions=200")
+  assert_eval_policy_result(evaluated, 200)
   assert refused.returncode == 1
   assert "no rollout-policy weights" in refused.stderr
 
@@ -551,7 +502,7 @@ def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
 
 @pytest.mark.slow
 def test_rollout_policy_command_refuses_to_overwrite_and_resumes(tmp_path):
-  _need(PRO)
+  need(PRO)
   args = _quick_args(tmp_path)
   run_python(args[:-4] + ["--total-samples", str(30 * 64)] + args[-4:])
   proc = run_python(args, check=False)

@@ -3,6 +3,7 @@ an interrupted run resumes to the uninterrupted result, checkpoints of
 another network are refused by name, and the commands."""
 
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -12,7 +13,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import data
 from alphago_jax.data import features
 from alphago_jax.games import go_features
 from alphago_jax.games import symmetry
@@ -23,28 +23,18 @@ from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import read_metrics
 from alphago_jax.training import supervised as sl
 
-from helpers import ROOT, run_mains
+from helpers import ROOT, assert_eval_policy_result, run_mains
+from record_files import PRO, need, prepare_pro9
+from resume_checks import assert_resumed_equals_whole, whole_and_resumed
 
-DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data"))
-PRO = os.path.join(DATA, "pro-small-boards")
-ANY9 = data.DatasetConfig(filters=data.Filters(size=9, min_rank=None),
-                          limit=300)
 SL_POLICY = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
 EVAL_POLICY = os.path.join(ROOT, "experiments", "alphago", "eval_policy.py")
 GO9 = os.path.join(ROOT, "checkpoints", "go9")
 
 
-def _need(path):
-  if not os.path.exists(path):
-    pytest.skip(f"game records not found at {path} (set ALPHAGO_JAX_DATA to "
-                f"the folder holding pro-small-boards/)")
-
-
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-  _need(PRO)
-  return data.prepare(PRO, tmp_path_factory.mktemp("cache"), ANY9)
+  return prepare_pro9(tmp_path_factory)
 
 
 def _tiny(**kw):
@@ -145,26 +135,14 @@ def test_quick_run_loss_falls_and_curve_is_recorded(cache, tmp_path):
 def test_resume_gives_the_uninterrupted_result(cache, tmp_path):
   config = _tiny(total_samples=24 * 32, schedule="cosine", warmup_steps=4,
                  mask_illegal=True)
-  train = cache.split("train")
-  kw = dict(seed=1, log_every=4, checkpoint_seconds=0, tensorboard=False)
-  whole, _ = sl.train_supervised(config, train,
-                                 output_dir=str(tmp_path / "a"), **kw)
-  part, _ = sl.train_supervised(config, train, max_samples=10 * 32,
-                                output_dir=str(tmp_path / "b"), **kw)
-  assert int(part.iteration) == 10
-  lines = []
-  resumed, _ = sl.train_supervised(config, train,
-                                   output_dir=str(tmp_path / "b"),
-                                   log=lines.append, **kw)
-  assert "resumed from step 10" in lines[0]
+  whole, resumed = whole_and_resumed(
+      functools.partial(sl.train_supervised, config, cache.split("train"),
+                        seed=1, log_every=4, checkpoint_seconds=0,
+                        tensorboard=False),
+      str(tmp_path), interrupted_at=10, batch_size=32)
   assert int(resumed.iteration) == 24
-  jax.tree.map(np.testing.assert_array_equal, jax.device_get(whole.params),
-               jax.device_get(resumed.params))
-  a = {r["iteration"]: r["loss"] for r in read_metrics(
-      tmp_path / "a" / "metrics.jsonl")}
-  b = {r["iteration"]: r["loss"] for r in read_metrics(
-      tmp_path / "b" / "metrics.jsonl")}
-  assert a[24] == b[24] and a[20] == b[20]
+  assert_resumed_equals_whole(whole, resumed, tmp_path / "a", tmp_path / "b",
+                              metric="loss", iterations=(24, 20))
 
 
 def test_checkpoint_of_another_network_is_refused_by_name(cache, tmp_path):
@@ -267,7 +245,7 @@ def test_symmetric_log_policy_is_the_mean_of_the_eight_orientations():
 
 
 def test_sl_policy_and_eval_policy_commands(tmp_path):
-  _need(PRO)
+  need(PRO)
   out = tmp_path / "run"
   args = [SL_POLICY, "--quick", "--data", PRO, "--size", "9", "--min-rank",
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
@@ -307,13 +285,7 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   assert "resumed from step 40" in resumed.stdout
   assert resumed.stdout.strip().splitlines()[-1].startswith("RESULT step=40 ")
-  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
-  lines = evaluated.stdout.strip().splitlines()
-  assert "split test, 200 positions" in evaluated.stdout
-  assert any(line.startswith("top1: ") and "95% CI [" in line
-             for line in lines)
-  assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
-      " positions=200")
+  assert_eval_policy_result(evaluated, 200)
   assert refused.returncode == 1
   assert "not a policy-network checkpoint" in refused.stderr
   assert os.path.join(GO9, "checkpoints") in refused.stderr

@@ -35,6 +35,8 @@ from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
 
 import helpers
+from record_files import PRO
+from resume_checks import assert_resumed_equals_whole, interrupt_and_resume
 
 SIZE = 5
 U_MAX = 50  # the 5x5 move cap: many games end before U
@@ -438,21 +440,11 @@ def test_quick_run_mse_falls_and_resume_equals_uninterrupted(folder,
   assert evals[-1]["test_mse"] < 0.9, evals
   assert history[-1]["stop"] == "num_steps"
   # Interrupted at step 30, resumed: the same params as the whole run.
-  part, _ = vn.train_value(config, train, max_samples=30 * 32,
-                           output_dir=str(tmp_path / "b"), log_every=10,
-                           **kw)
-  assert int(part.iteration) == 30
-  lines = []
-  resumed, _ = vn.train_value(config, train, output_dir=str(tmp_path / "b"),
-                              log_every=10, log=lines.append, **kw)
-  assert "resumed from step 30" in lines[0]
-  jax.tree.map(np.testing.assert_array_equal, jax.device_get(whole.params),
-               jax.device_get(resumed.params))
-  a = {r["iteration"]: r["mse"] for r in read_metrics(
-      tmp_path / "a" / "metrics.jsonl")}
-  b = {r["iteration"]: r["mse"] for r in read_metrics(
-      tmp_path / "b" / "metrics.jsonl")}
-  assert a[80] == b[80] and a[40] == b[40]
+  resumed = interrupt_and_resume(
+      functools.partial(vn.train_value, config, train, log_every=10, **kw),
+      str(tmp_path / "b"), interrupted_at=30, batch_size=32)
+  assert_resumed_equals_whole(whole, resumed, tmp_path / "a", tmp_path / "b",
+                              metric="mse", iterations=(80, 40))
   model, variables, step = vn.load_value(tmp_path / "a" / "checkpoints")
   assert model == config.model and step == 80
   again = vn.evaluate_value(variables, model, train)
@@ -511,7 +503,6 @@ def test_value_data_and_value_net_commands(tmp_path):
   out, run = tmp_path / "data", tmp_path / "run"
   gen = [value_data, ["--quick", "--size", "5", "--output", out]]
   train = [value_net, ["--quick", "--data", out, "--output", run]]
-  from test_rollout_policy import PRO  # pylint: disable=import-outside-toplevel
   (made, again, summary, trained, refused, resumed, missing,
    whole, whole_resumed, evaluated, evaluated_whole, no_split) = run_mains([
        gen, gen, (value_data, ["--summary", "--output", out]), train, train,
