@@ -27,7 +27,6 @@ import tarfile
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from sgfmill import boards as sgfmill_boards
 from sgfmill import sgf as sgfmill_sgf
 from sgfmill import sgf_grammar
@@ -37,9 +36,8 @@ from alphago_jax.data import positions
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
 
-DATA = os.environ.get("ALPHAGO_JAX_DATA", os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data"))
-PRO = os.path.join(DATA, "pro-small-boards", "aeb_9x9_13x13_other_sizes.tar.gz")
+from record_files import PRO_ARCHIVE, need
+
 # No filter but the cache's one board size: everything else is the loader's.
 ANY = data.Filters(size=9, min_rank=None, allow_handicap=True, min_moves=0)
 
@@ -152,11 +150,9 @@ BUILT = [
 
 def pro_games(n):
   """The first `n` 9x9 pro records the referee replays to the end."""
-  if not os.path.exists(PRO):
-    pytest.skip(f"game records not found at {PRO} (set ALPHAGO_JAX_DATA to "
-                f"the folder holding pro-small-boards/)")
+  need(PRO_ARCHIVE)
   out = []
-  for _, blob in data.iter_sgf_files(PRO):
+  for _, blob in data.iter_sgf_files(PRO_ARCHIVE):
     if b"SZ[9]" in blob and len(_MOVE.findall(blob)) > 20:
       referee(blob)
       out.append(blob)
@@ -550,15 +546,12 @@ def run_fuzz(tmp_path, capsys, bases, per_base, seed, label):
 
 
 def _first_of_each_game(named):
-  kept, seen, dupes = [], set(), 0
+  """The names of the first of each game among `(name, record)` pairs (by
+  `game_key`, in order), and how many repeat an earlier game."""
+  first = {}
   for name, record in named:
-    key = data.game_key(record)
-    if key in seen:
-      dupes += 1
-    else:
-      seen.add(key)
-      kept.append(name)
-  return kept, dupes
+    first.setdefault(data.game_key(record), name)
+  return list(first.values()), len(named) - len(first)
 
 
 def test_mutated_built_records_never_crash_or_answer_wrong(tmp_path, capsys):
