@@ -105,6 +105,13 @@ def _tmp_entries(ckpt_dir):
 
 
 def kill_and_resume(tmp_path, kills, max_delay, seed, iterations):
+  """Trains `iterations` in a subprocess, SIGKILLed `kills` times after
+  random delays up to `max_delay` seconds and restarted, then run to the
+  end; checks each life that got past the restore resumed from the last
+  complete checkpoint, and prints what it saw. Returns `(run_dir,
+  resumed_from, inside_write, steps_at_kills)`: the checkpoint steps the
+  checked lives resumed from, how many kills landed inside a checkpoint
+  write, and the last complete step after each kill."""
   run_dir = str(tmp_path / "run")
   ckpt_dir = os.path.join(run_dir, "checkpoints")
   env = dict(os.environ, JAX_PLATFORMS="cpu",
@@ -153,6 +160,8 @@ def kill_and_resume(tmp_path, kills, max_delay, seed, iterations):
       inside_write += bool(_tmp_entries(ckpt_dir) - unfinished)
       expected_resume = training.latest_step(ckpt_dir) or 0
       steps_at_kills.append(expected_resume)
+  print(f"checkpoint step after each kill: {steps_at_kills}; kills inside a "
+        f"checkpoint write: {inside_write}; checked resumes: {resumed_from}")
   return run_dir, resumed_from, inside_write, steps_at_kills
 
 
@@ -185,8 +194,6 @@ def check_run(run_dir, iterations):
 def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
   run_dir, resumed_from, _, steps = kill_and_resume(
       tmp_path, kills=3, max_delay=3.0, seed=0, iterations=ITERATIONS)
-  print(f"checkpoint step after each kill: {steps}; checked resumes: "
-        f"{resumed_from}")
   assert len(steps) == 3 and resumed_from  # the last life at least
   assert steps[-1] < ITERATIONS, steps  # every kill hit a running run
   check_run(run_dir, ITERATIONS)
@@ -196,8 +203,6 @@ def test_three_kills_resume_to_the_uninterrupted_result(tmp_path):
 def test_twenty_four_kills_some_inside_checkpoint_writes(tmp_path):
   run_dir, resumed_from, inside_write, steps = kill_and_resume(
       tmp_path, kills=24, max_delay=3.0, seed=1, iterations=LONG_ITERATIONS)
-  print(f"checkpoint step after each kill: {steps}; kills inside a "
-        f"checkpoint write: {inside_write}; checked resumes: {resumed_from}")
   # At least 20 kills landed before the run was complete.
   assert sum(s < LONG_ITERATIONS for s in steps) >= 20, steps
   # Kills that left orbax's temporary step directory behind landed inside a
