@@ -55,6 +55,7 @@ copied elsewhere (new times), their contents (CRC-32 in the manifest).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -74,6 +75,7 @@ from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.data import records as records_lib
 from alphago_jax.data.records import (DEFAULT_FRACTIONS, SPLITS, DataError,
                                       DataReport, Filters, PathLike)
+from alphago_jax.games import go as go_lib
 from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK, Go
 
@@ -141,17 +143,14 @@ class DatasetConfig:
 
 # -- Host replay ---------------------------------------------------------------
 
-_NEIGHBOURS: Dict[int, List[Tuple[int, ...]]] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _neighbours(size: int) -> List[Tuple[int, ...]]:
-  if size not in _NEIGHBOURS:
-    _NEIGHBOURS[size] = [
-        tuple((r + dr) * size + c + dc
-              for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
-              if 0 <= r + dr < size and 0 <= c + dc < size)
-        for r in range(size) for c in range(size)]
-  return _NEIGHBOURS[size]
+  """The engine's neighbour table (`go._tables`) as Python ints, off-board
+  entries dropped: per point, its on-board neighbours in the engine's
+  order (up, down, left, right)."""
+  n2 = size * size
+  nbr = go_lib._tables(size)[0]  # pylint: disable=protected-access
+  return [tuple(r for r in row if r < n2) for row in nbr.tolist()]
 
 
 def _chain(board: List[int], p: int, nbrs) -> Tuple[List[int], set]:

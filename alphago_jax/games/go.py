@@ -101,6 +101,41 @@ def _tables(size: int):
   return nbr, zob.astype(np.uint32)
 
 
+def place_stone(board: chex.Array, p: chex.Array, sign: chex.Array,
+                nbr: chex.Array) -> Tuple[chex.Array, chex.Array, chex.Array]:
+  """`sign` (int16 +1 Black, -1 White) plays at empty point `p`: the stone
+  joins the friendly chains next to it (their id becomes `p`'s), then the
+  opponent chains next to it left without a liberty are removed. Legality
+  (suicide, ko) is the caller's. The one placement of the rules, shared by
+  `Go._step` and the ladder reading's move (`go_features._play`).
+
+  Args:
+    board: int16 `[N²]` signed chain-id board (`GoState.board`).
+    p: the point played.
+    sign: int16 `[]`, the mover's colour sign.
+    nbr: int32 `[N², 4]`, the neighbour table of `_tables` (N² off-board).
+
+  Returns:
+    `(after, captured, new_id)`: the int16 `[N²]` board after the move,
+    bool `[N²]` the stones removed, and the int16 id of the move's chain.
+  """
+  padded = jnp.concatenate([board, jnp.zeros(1, jnp.int16)])
+  nb = padded[nbr[p]]                                     # [4]
+  friendly = nb * sign > 0
+  new_id = sign * (p + 1).astype(jnp.int16)
+  merge = jnp.any((board[:, None] == nb[None, :]) & friendly[None, :], axis=1)
+  placed = jnp.where(merge, new_id, board).at[p].set(new_id)
+  # Remove opponent chains next to p that have no liberty left.
+  empty_pad = jnp.concatenate([placed == 0, jnp.zeros(1, jnp.bool_)])
+  touches_empty = jnp.any(empty_pad[nbr], axis=1)         # [N²]
+  in_nb_chain = placed[:, None] == nb[None, :]            # [N², 4]
+  has_liberty = jnp.any(in_nb_chain & touches_empty[:, None], axis=0)
+  dead = (nb * sign < 0) & ~has_liberty                   # [4]
+  captured = jnp.any(in_nb_chain & dead[None, :], axis=1)
+  after = jnp.where(captured, 0, placed).astype(jnp.int16)
+  return after, captured, new_id
+
+
 @dataclasses.dataclass(frozen=True)
 class Go(base.Game):
   """N×N Go with Tromp-Taylor scoring. See the module docstring for rules.
@@ -212,22 +247,7 @@ class Go(base.Game):
     p = jnp.minimum(action, n2 - 1)
     board = state.board
 
-    # Place the stone and merge the friendly chains around it into id p.
-    padded = jnp.concatenate([board, jnp.zeros(1, jnp.int16)])
-    nb = padded[nbr[p]]                                   # [4]
-    friendly = nb * sign > 0
-    new_id = sign * (p + 1).astype(jnp.int16)
-    merge = jnp.any((board[:, None] == nb[None, :]) & friendly[None, :], axis=1)
-    placed = jnp.where(merge, new_id, board).at[p].set(new_id)
-
-    # Remove opponent chains next to p that have no liberty left.
-    empty_pad = jnp.concatenate([placed == 0, jnp.zeros(1, jnp.bool_)])
-    touches_empty = jnp.any(empty_pad[nbr], axis=1)       # [N²]
-    in_nb_chain = placed[:, None] == nb[None, :]          # [N², 4]
-    has_liberty = jnp.any(in_nb_chain & touches_empty[:, None], axis=0)
-    dead = (nb * sign < 0) & ~has_liberty                 # [4]
-    captured = jnp.any(in_nb_chain & dead[None, :], axis=1)
-    after = jnp.where(captured, 0, placed).astype(jnp.int16)
+    after, captured, new_id = place_stone(board, p, sign, nbr)
     num_captured = jnp.sum(captured)
 
     opp_colour = 1 - mover

@@ -382,26 +382,15 @@ def alphago_features(game: go_lib.Go, state: go_lib.GoState,
 
 def _play(board: chex.Array, p: chex.Array, sign: chex.Array, size: int,
           ko: chex.Array = -1):
-  """`sign` (+1 Black, -1 White) plays point `p`, as `Go._step` places
-  stones and sets the simple-ko point, ignoring superko. Returns the board,
+  """`sign` (+1 Black, -1 White) plays point `p` with the engine's own
+  placement (`go.place_stone`), and sets the simple-ko point as `Go._step`
+  does, ignoring superko. Returns the board,
   whether the move was legal (empty point, not `ko`, not suicide), the
   liberties of its chain and the point the reply may not play by simple ko
   (-1 for none)."""
   nbr = jnp.asarray(go_lib._tables(size)[0])
-  sign = jnp.asarray(sign, jnp.int16)
-  padded = jnp.concatenate([board, jnp.zeros(1, jnp.int16)])
-  nb = padded[nbr[p]]                                     # [4]
-  new_id = sign * (p + 1).astype(jnp.int16)
-  merge = jnp.any((board[:, None] == nb[None, :]) & (nb * sign > 0)[None, :],
-                  axis=1)
-  placed = jnp.where(merge, new_id, board).at[p].set(new_id)
-  empty_pad = jnp.concatenate([placed == 0, jnp.zeros(1, jnp.bool_)])
-  touches_empty = jnp.any(empty_pad[nbr], axis=1)
-  in_nb_chain = placed[:, None] == nb[None, :]            # [N², 4]
-  has_liberty = jnp.any(in_nb_chain & touches_empty[:, None], axis=0)
-  dead = (nb * sign < 0) & ~has_liberty
-  captured = jnp.any(in_nb_chain & dead[None, :], axis=1)
-  after = jnp.where(captured, 0, placed).astype(jnp.int16)
+  after, captured, new_id = go_lib.place_stone(
+      board, p, jnp.asarray(sign, jnp.int16), nbr)
   libs = jnp.sum(_liberty_points(after, p, size))
   # Simple ko, as in `Go._step`: a lone stone that took one stone and is
   # left with one liberty.
