@@ -12,7 +12,7 @@ uniformly random rollouts at the same 16 simulations, and GNU Go levels 1 and
 repeat one game, and are scored Tromp-Taylor by our engine (GNU Go runs with
 `--capture-all-dead`; its resignation is its loss); see
 `evaluation/gnugo_match.py`. All snapshots play in one batch per anchor
-(`models.make_stacked_evaluate_fn`), so every search compiles once. A few
+(`make_stacked_evaluate_fn`), so every search compiles once. A few
 anchor-vs-anchor games tie the anchors' scale together (GNU Go 10 meets only
 the snapshots). Elo is fitted for all players jointly (Bradley-Terry, one
 virtual draw per pair, random = 0) with 95% intervals from the fit's
@@ -48,6 +48,8 @@ import numpy as np
 
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax import evaluation, games, models, training, viz
+from alphago_jax.models.resnet import make_stacked_evaluate_fn, stack_variables
+from alphago_jax.evaluation.elo import elo_intervals
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
 from alphago_jax.search.alphazero import network_agent
@@ -199,8 +201,8 @@ def main(argv=None):
     g = games_total // 2
     if tuple(slots) not in agents:  # Same slots, same agent: no recompile.
       agents[tuple(slots)] = network_agent(
-          game, models.make_stacked_evaluate_fn(net, len(slots)),
-          models.stack_variables([variables[s] for s in slots]), search)
+          game, make_stacked_evaluate_fn(net, len(slots)),
+          stack_variables([variables[s] for s in slots]), search)
     agent = agents[tuple(slots)]
     key, sub = jax.random.split(key)
     outcomes = timed(f"snapshots vs {anchor}", 2 * g * len(slots),
@@ -251,7 +253,7 @@ def main(argv=None):
     points[index[a], index[b]] = w + 0.5 * d
     played[index[a], index[b]] = w + d + l
   table = evaluation.elo_table(names, points, played, prior_draws=1.0)
-  intervals = evaluation.elo_intervals(table.ratings, played,
+  intervals = elo_intervals(table.ratings, played,
                                        prior_draws=1.0)
   elo = {n: (float(table.ratings[i]), intervals[i]) for n, i in index.items()}
 

@@ -24,6 +24,7 @@ import numpy as np
 # Imported before `jax.distributed.initialize`, as in train_go9.py: importing
 # the package must not start a JAX backend, or initialize would refuse.
 from alphago_jax import games, training
+from alphago_jax.training.mesh import make_mesh
 from helpers import tiny_train_config
 
 
@@ -47,7 +48,7 @@ def main():
         game, config, seed=0, num_iterations=int(iters), output_dir=out,
         # Checkpoints only at a stop and at the end, so a resume needs
         # the one saved at the stop.
-        mesh=training.make_mesh(), checkpoint_every=0,
+        mesh=make_mesh(), checkpoint_every=0,
         stop_when=lambda record: 0 < stop_at <= record["iteration"])
     leaves = local_leaves(state.params)
     print("RESULT " + json.dumps({

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from alphago_jax import models, search
-from alphago_jax.search.alphazero import AlphaZeroStatic, evaluate_states, make_recurrent_fn, qtransform_raw
+from alphago_jax.models.resnet import MASKED_LOGIT
+from alphago_jax.search.alphazero import (AlphaZeroStatic, evaluate_states,
+                                          make_recurrent_fn, qtransform_raw)
 
 from ttt_positions import GAME, batch, position
 
@@ -82,7 +84,7 @@ def test_recurrent_fn_signs():
   # Illegal children of the new node (occupied cells) get the masked logit.
   occupied = ~np.asarray(nxt.legal_action_mask[1])
   assert np.all(np.asarray(out.prior_logits[1])[occupied] ==
-                models.MASKED_LOGIT)
+                MASKED_LOGIT)
 
 
 @pytest.mark.parametrize("qtransform", [

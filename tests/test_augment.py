@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax import training
+from alphago_jax.training.replay import Sample
 from alphago_jax.training import augment
 from alphago_jax.games import symmetry
 
@@ -22,7 +22,7 @@ def marked_samples():
   obs[..., 1] = np.arange(ROWS)[:, None, None]  # per-row constant plane
   policy = np.concatenate([idx, [1000.0]])
   legal = np.concatenate([idx % 2 == 0, [True]])
-  return training.Sample(
+  return Sample(
       observation=jnp.asarray(obs),
       legal_action_mask=jnp.asarray(np.tile(legal, (ROWS, 1))),
       policy=jnp.asarray(np.tile(policy, (ROWS, 1))),

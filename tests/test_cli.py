@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import games, training
+from alphago_jax.training.checkpoint import latest_step, restore_checkpoint
 from alphago_jax.cli import main as cli_main
 from alphago_jax.cli import stages
 from alphago_jax.core import rundir
@@ -106,7 +107,7 @@ def test_config_json_round_trip_and_provenance(tmp_path):
 def _params(run_dir, config):
   game = games.make("tictactoe")
   template = training.init_train_state(game, config, 0)
-  state = training.restore_checkpoint(
+  state = restore_checkpoint(
       os.path.join(run_dir, "checkpoints"), template,
       architecture=config.architecture(game))
   return state
@@ -187,7 +188,7 @@ def test_ctrl_c_stops_after_the_iteration_saved_and_resume_matches(
   assert "stopping after the current step" in capsys.readouterr().err
   assert lines[-1] == (f"stopped by SIGINT after iteration 2, saved: "
                        f"continue with `alphago-jax train --resume {a}`")
-  assert training.latest_step(os.path.join(a, "checkpoints")) == 2
+  assert latest_step(os.path.join(a, "checkpoints")) == 2
   records = training.read_metrics(os.path.join(a, "metrics.jsonl"))
   assert [r["iteration"] for r in records] == [1, 2]
   # --resume continues to the end, to what an uninterrupted run reaches.
@@ -250,7 +251,7 @@ def test_ctrl_c_on_a_training_process_once_and_twice(tmp_path, capsys):
   proc.send_signal(signal.SIGINT)
   rest, err = proc.communicate(timeout=300)
   text = "".join(lines) + rest
-  done = training.latest_step(os.path.join(out, "checkpoints"))
+  done = latest_step(os.path.join(out, "checkpoints"))
   assert proc.returncode == 0, err[-2000:]
   assert "SIGINT: stopping after the current step" in err
   assert f"continue with `alphago-jax train --resume {out}`" in text
@@ -271,7 +272,7 @@ def test_ctrl_c_on_a_training_process_once_and_twice(tmp_path, capsys):
   _wait_for(proc.stdout, "iteration=1 ")
   ckpts = os.path.join(out, "checkpoints")
   deadline = time.monotonic() + 60
-  while training.latest_step(ckpts) != 1 and time.monotonic() < deadline:
+  while latest_step(ckpts) != 1 and time.monotonic() < deadline:
     time.sleep(0.01)  # Iteration 1 is saved; iteration 2 runs.
   proc.send_signal(signal.SIGINT)
   _wait_for(proc.stderr, "stopping after the current step")
@@ -279,7 +280,7 @@ def test_ctrl_c_on_a_training_process_once_and_twice(tmp_path, capsys):
   _, err = proc.communicate(timeout=60)
   assert proc.returncode == 128 + signal.SIGINT, err[-2000:]
   assert "SIGINT again: stopping now" in err
-  assert training.latest_step(os.path.join(out, "checkpoints")) == 1
+  assert latest_step(os.path.join(out, "checkpoints")) == 1
   with capsys.disabled():
     print(f"\nCtrl-C once: checkpoint {done} of 40; twice: exit "
           f"{proc.returncode}, checkpoint 1 of 3")

@@ -17,6 +17,10 @@ import numpy as np
 import pytest
 
 from alphago_jax import data
+from alphago_jax.data.records import (SPLITS, filter_reason, game_key,
+                                      rank_value, split_of)
+from alphago_jax.data.positions import build_cache, default_cache_root
+from alphago_jax.data.batches import sequential_batches
 from alphago_jax.data import features, positions
 from alphago_jax.games import go_features, sgf, symmetry
 from alphago_jax.games.go import BLACK, WHITE
@@ -227,12 +231,12 @@ def test_host_replay_simple_ko():
 # -- Filters, dedup, splits ----------------------------------------------------
 
 def test_rank_order_and_filters():
-  assert [data.rank_value(r) for r in ("30k", "1k", "1d", "6d?", "9d", "1p",
+  assert [rank_value(r) for r in ("30k", "1k", "1d", "6d?", "9d", "1p",
                                        " 7D ", "", None, "?", "6x")] == [
       -29, 0, 1, 6, 9, 21, 7, None, None, None, None]
   f = data.Filters(size=9)  # >= 6d, no handicap
   def reason(header, size=9, filters=f):
-    return data.filter_reason(sgf.parse_sgf(
+    return filter_reason(sgf.parse_sgf(
         f"(;SZ[{size}]{header};B[aa])".encode()), filters)
   assert reason("BR[6d]WR[1p]") is None
   assert reason("BR[5d]WR[7d]") == "rank below 6d"
@@ -244,7 +248,7 @@ def test_rank_order_and_filters():
                                                      min_rank="5d")) is None
   assert reason("HA[3]AB[cc][gg][gc]", filters=data.Filters(
       size=9, min_rank=None, allow_handicap=True)) is None
-  assert data.filter_reason(sgf.parse_sgf(b"(;SZ[9]BR[7d]WR[7d])"),
+  assert filter_reason(sgf.parse_sgf(b"(;SZ[9]BR[7d]WR[7d])"),
                             f) == "too few moves"
   with pytest.raises(ValueError, match="min_rank"):
     data.Filters(min_rank="strong")
@@ -261,15 +265,15 @@ def test_split_by_game_duplicates_on_one_side(tmp_path):
   split, report = data.select_games(path, ANY9, fractions=(0.6, 0.2, 0.2),
                                     seed=3)
   assert report.duplicates == 21 and report.records == 421
-  keys = {s: {data.game_key(r) for r in split[s]} for s in data.SPLITS}
+  keys = {s: {game_key(r) for r in split[s]} for s in SPLITS}
   assert sum(len(k) for k in keys.values()) == 400
   assert not (keys["train"] & keys["validation"]) and not (
       keys["train"] & keys["test"]) and not (keys["validation"] & keys["test"])
   assert 200 < len(split["train"]) < 280 and len(split["test"]) > 50
   # A copy, wherever it is read, belongs to its twin's split.
-  for s in data.SPLITS:
+  for s in SPLITS:
     for r in split[s]:
-      assert data.split_of(data.game_key(r), (0.6, 0.2, 0.2), 3) == s
+      assert split_of(game_key(r), (0.6, 0.2, 0.2), 3) == s
   again, _ = data.select_games(path, ANY9, fractions=(0.6, 0.2, 0.2), seed=3)
   assert [r.source for r in again["test"]] == [r.source for r in split["test"]]
   other, _ = data.select_games(path, ANY9, fractions=(0.6, 0.2, 0.2), seed=4)
@@ -279,10 +283,10 @@ def test_split_by_game_duplicates_on_one_side(tmp_path):
 
   # The cache: positions of a game all on its side.
   config = data.DatasetConfig(filters=ANY9, fractions=(0.6, 0.2, 0.2), seed=3)
-  cache = data.build_cache(path, tmp_path / "cache", config)
+  cache = build_cache(path, tmp_path / "cache", config)
   assert cache.report.games == report.games and cache.report.duplicates == 21
   seen = {}
-  for s in data.SPLITS:
+  for s in SPLITS:
     table = cache.games(s)
     pos = cache.split(s)
     assert len(pos) == cache.report.positions[s] == 2 * len(table)
@@ -304,7 +308,7 @@ def test_missing_or_empty_data_path_names_it(tmp_path):
   (tmp_path / "empty").mkdir()
   with pytest.raises(data.DataError, match="no .sgf game records found in "
                      f"{tmp_path / 'empty'}"):
-    data.build_cache(tmp_path / "empty", tmp_path / "c")
+    build_cache(tmp_path / "empty", tmp_path / "c")
   empty = write_tar(tmp_path / "empty.tar.gz", [("README", b"no games")])
   with pytest.raises(data.DataError, match=f"no .sgf game records found in "
                      f"{empty}"):
@@ -320,7 +324,7 @@ def test_archive_with_no_usable_game_names_it_and_counts(tmp_path):
       ("illegal.sgf", b"(;SZ[19]BR[7d]WR[7d];B[aa];W[aa])")])
   with pytest.raises(data.DataError, match=f"none of the 5 records in "
                      f"{path} is usable") as e:
-    data.build_cache(path, tmp_path / "c")
+    build_cache(path, tmp_path / "c")
   for why in ("syntax: 1", "board size: 1", "rank below 6d: 1",
               "handicap: 1", "illegal move: 1"):
     assert why in str(e.value)
@@ -333,7 +337,7 @@ def test_bad_records_are_skipped_and_counted(tmp_path):
                    [("cut.sgf", games[0][:20]),
                     ("occupied.sgf", _sgf([5, 5])),
                     ("thirteen.sgf", _sgf([1, 2], size=13))])
-  cache = data.build_cache(path, tmp_path / "c",
+  cache = build_cache(path, tmp_path / "c",
                            data.DatasetConfig(filters=ANY9))
   assert cache.report.records == 33
   assert dict(cache.report.skipped) == {"syntax": 1, "illegal move": 1,
@@ -348,7 +352,7 @@ def small_cache(tmp_path):
       tmp_path / "g.tar.gz",
       [(f"g{i}.sgf", g) for i, g in enumerate(_distinct_games(60))])
   config = data.DatasetConfig(filters=ANY9, fractions=(0.5, 0.25, 0.25))
-  return path, tmp_path / "caches", config, data.build_cache(
+  return path, tmp_path / "caches", config, build_cache(
       path, tmp_path / "caches", config)
 
 
@@ -418,13 +422,13 @@ def test_default_cache_root_is_never_a_read_only_data_folder(tmp_path,
   (ro / "set").mkdir(parents=True)
   os.chmod(ro, 0o555)
   try:
-    assert data.default_cache_root(ro / "set") == str(
+    assert default_cache_root(ro / "set") == str(
         tmp_path / "xdg" / "alphago_jax")
   finally:
     os.chmod(ro, 0o755)
-  assert data.default_cache_root(ro / "set") == str(ro / "alphago_jax_cache")
+  assert default_cache_root(ro / "set") == str(ro / "alphago_jax_cache")
   (ro / ".git").mkdir()  # never into a repository
-  assert data.default_cache_root(ro / "set") == str(
+  assert default_cache_root(ro / "set") == str(
       tmp_path / "xdg" / "alphago_jax")
 
 
@@ -456,7 +460,7 @@ def test_stream_is_deterministic_resumable_and_covers_each_epoch(small_cache):
 def test_sequential_batches_read_a_split_once_in_order(small_cache):
   *_, cache = small_cache
   test = cache.split("test")
-  out = list(data.sequential_batches(test, 8))
+  out = list(sequential_batches(test, 8))
   assert len(out) == -(-len(test) // 8)
   valid = np.concatenate([b["valid"] for b in out])
   assert valid.sum() == len(test) and all(len(b["action"]) == 8 for b in out)

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from alphago_jax import evaluation, games, search
+from alphago_jax.evaluation.elo import (elo_covariance, elo_difference,
+                                        elo_from_score, elo_interval,
+                                        elo_intervals, expected_score, score)
 from alphago_jax.core import stats
 from alphago_jax import play
 
@@ -16,22 +19,22 @@ GAME = games.make("tictactoe")
 
 def test_elo_from_score_by_hand():
   # 400 log10(0.75 / 0.25) = 400 log10(3) = 190.849
-  assert evaluation.elo_from_score(0.75) == pytest.approx(190.849, abs=1e-3)
-  assert evaluation.elo_from_score(0.5) == 0.0
-  assert evaluation.elo_from_score(0.25) == pytest.approx(-190.849, abs=1e-3)
+  assert elo_from_score(0.75) == pytest.approx(190.849, abs=1e-3)
+  assert elo_from_score(0.5) == 0.0
+  assert elo_from_score(0.25) == pytest.approx(-190.849, abs=1e-3)
   # 400 log10(0.9 / 0.1) = 381.697
-  assert evaluation.elo_from_score(0.9) == pytest.approx(381.697, abs=1e-3)
-  assert evaluation.elo_from_score(1.0) == math.inf
-  assert evaluation.elo_from_score(0.0) == -math.inf
-  assert evaluation.expected_score(190.849) == pytest.approx(0.75, abs=1e-6)
+  assert elo_from_score(0.9) == pytest.approx(381.697, abs=1e-3)
+  assert elo_from_score(1.0) == math.inf
+  assert elo_from_score(0.0) == -math.inf
+  assert expected_score(190.849) == pytest.approx(0.75, abs=1e-6)
 
 
 def test_score_counts_draws_half():
   # 6 wins, 4 draws, 10 losses: 8 points of 20 = 0.4 -> -70.437 Elo.
-  assert evaluation.score(6, 4, 10) == 0.4
-  assert evaluation.elo_difference(6, 4, 10) == pytest.approx(
+  assert score(6, 4, 10) == 0.4
+  assert elo_difference(6, 4, 10) == pytest.approx(
       400 * math.log10(0.4 / 0.6))
-  assert evaluation.elo_difference(6, 4, 10) == pytest.approx(-70.437,
+  assert elo_difference(6, 4, 10) == pytest.approx(-70.437,
                                                               abs=1e-3)
 
 
@@ -59,28 +62,28 @@ def test_difference_interval_matches_newcombe_table_ii(k1, n1, k2, n2, lower,
 
 
 def test_elo_interval_maps_the_wilson_interval():
-  lo, hi = evaluation.elo_interval(60, 0, 40)
+  lo, hi = elo_interval(60, 0, 40)
   # Wilson 60/100: [0.5020, 0.6906] -> 400 log10(p / (1 - p)): [+1.39,
   # +139.48] Elo.
   assert lo == pytest.approx(1.39, abs=0.01)
   assert hi == pytest.approx(139.48, abs=0.01)
-  assert lo < evaluation.elo_difference(60, 0, 40) < hi
+  assert lo < elo_difference(60, 0, 40) < hi
   # A perfect score bounds the difference from below only.
-  lo, hi = evaluation.elo_interval(0, 1000, 0)
+  lo, hi = elo_interval(0, 1000, 0)
   assert lo < 0 < hi and math.isfinite(lo)
-  lo, hi = evaluation.elo_interval(20, 0, 0)
+  lo, hi = elo_interval(20, 0, 0)
   assert hi == math.inf and lo > 0
-  lo, hi = evaluation.elo_interval(0, 0, 20)
+  lo, hi = elo_interval(0, 0, 20)
   assert lo == -math.inf and hi < 0
 
 
 def test_bad_counts():
   with pytest.raises(ValueError, match="at least one game"):
-    evaluation.elo_interval(0, 0, 0)
+    elo_interval(0, 0, 0)
   with pytest.raises(ValueError, match="wins"):
-    evaluation.score(-1, 2, 3)
+    score(-1, 2, 3)
   with pytest.raises(ValueError, match=r"\[0, 1\]"):
-    evaluation.elo_from_score(1.5)
+    elo_from_score(1.5)
 
 
 def test_fit_elo_two_players_is_the_match_formula():
@@ -99,7 +102,7 @@ def test_fit_elo_recovers_consistent_ratings():
   for i in range(3):
     for j in range(3):
       if i != j:
-        points[i, j] = n * evaluation.expected_score(true[i] - true[j])
+        points[i, j] = n * expected_score(true[i] - true[j])
   np.testing.assert_allclose(evaluation.fit_elo(points, games_), true,
                              atol=1e-4)
 
@@ -148,17 +151,17 @@ def test_elo_covariance_two_players_is_the_delta_method():
   games = np.array([[0.0, 40.0], [40.0, 0.0]])
   r = evaluation.fit_elo(points, games)
   assert r[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
-  cov = evaluation.elo_covariance(r, games)
+  cov = elo_covariance(r, games)
   sd = 400 / math.log(10) / math.sqrt(40 * 0.75 * 0.25)
   assert cov[0, 0] == 0 and math.sqrt(cov[1, 1]) == pytest.approx(sd)
-  lo, hi = evaluation.elo_intervals(r, games)[1]
+  lo, hi = elo_intervals(r, games)[1]
   assert (hi - lo) / 2 == pytest.approx(1.959964 * sd, rel=1e-6)
 
 
 def test_elo_covariance_unconnected_player_is_infinite():
   games = np.zeros((3, 3))
   games[0, 1] = games[1, 0] = 10
-  cov = evaluation.elo_covariance(np.zeros(3), games)
+  cov = elo_covariance(np.zeros(3), games)
   assert math.isfinite(cov[1, 1]) and math.isinf(cov[2, 2])
 
 

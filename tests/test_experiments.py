@@ -85,8 +85,9 @@ def test_train_go9_start_from_copies_the_committed_run(tmp_path):
        "--cpu-devices", "1"], devices=1)
   assert _result(out.stdout)["devices"] == "1"
   from alphago_jax import training
+  from alphago_jax.training.checkpoint import latest_step
   ckpts = os.path.join(run, "checkpoints")
-  assert training.latest_step(ckpts) == 48
+  assert latest_step(ckpts) == 48
   from alphago_jax import games
   from alphago_jax.cli import read_config
   from alphago_jax.cli.configs import STAGES

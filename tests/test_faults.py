@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 
 from alphago_jax import games, training
+from alphago_jax.training.state import variables_of
+from alphago_jax.training.checkpoint import latest_step, restore_checkpoint
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 
@@ -45,8 +47,8 @@ game = games.make("tictactoe")
 config = tiny_config()
 state = training.init_train_state(game, config, SEED)
 ckpts = os.path.join(sys.argv[1], "checkpoints")
-if training.latest_step(ckpts) is not None:
-  state = training.restore_checkpoint(ckpts, state,
+if latest_step(ckpts) is not None:
+  state = restore_checkpoint(ckpts, state,
                                       architecture=config.architecture(game))
 training.make_iteration(game, config)(state)  # compile (cached by train)
 print("READY", flush=True)
@@ -158,7 +160,7 @@ def kill_and_resume(tmp_path, kills, max_delay, seed, iterations):
       # This life left an unfinished checkpoint of its own: killed inside
       # the write.
       inside_write += bool(_tmp_entries(ckpt_dir) - unfinished)
-      expected_resume = training.latest_step(ckpt_dir) or 0
+      expected_resume = latest_step(ckpt_dir) or 0
       steps_at_kills.append(expected_resume)
   print(f"checkpoint step after each kill: {steps_at_kills}; kills inside a "
         f"checkpoint write: {inside_write}; checked resumes: {resumed_from}")
@@ -177,13 +179,13 @@ def check_run(run_dir, iterations):
   straight, _ = training.train(game, config, seed=SEED,
                                num_iterations=iterations)
   template = training.init_train_state(game, config, SEED)
-  resumed = training.restore_checkpoint(
+  resumed = restore_checkpoint(
       os.path.join(run_dir, "checkpoints"), template,
       architecture=config.architecture(game))
   assert int(resumed.iteration) == iterations
-  for a, b in zip(_leaves(training.variables_of(straight)) +
+  for a, b in zip(_leaves(variables_of(straight)) +
                   _leaves(straight.opt_state),
-                  _leaves(training.variables_of(resumed)) +
+                  _leaves(variables_of(resumed)) +
                   _leaves(resumed.opt_state)):
     np.testing.assert_array_equal(a, b)
   assert not any(np.array_equal(a, b) for a, b in zip(

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from alphago_jax import data
+from alphago_jax.data.positions import build_cache
 from alphago_jax.data import features, ladders, positions
 from alphago_jax.games import go, go_features
 from alphago_jax.training import policy_games
 
-from test_data import ANY9, KGS, _need, _sgf, _tar
+from record_files import KGS, need as _need, write_tar as _tar
+from test_data import ANY9, _sgf
 # The hand-worked ladders of the engine's own reading: LADDER (White's
 # stone in atari at (2,2)), RUNNING (a ladder to the lower right) and
 # KO_NET (Black's (1,2) takes at (1,1), starting a ko; White's (0,2) is
@@ -123,7 +125,7 @@ def kgs_ladder_cache(tmp_path_factory):
   _need(path)
   root = tmp_path_factory.mktemp("caches")
   config = data.DatasetConfig(fractions=(1, 0, 0), limit=4, ladders=True)
-  return data.build_cache(path, root, config)
+  return build_cache(path, root, config)
 
 
 def test_cached_planes_equal_the_engine_reading_kgs_19x19(kgs_ladder_cache):
@@ -165,8 +167,8 @@ def test_cache_with_ladders_is_its_own_cache(tmp_path):
   assert "ladders" not in plain.to_json()
   assert positions.cache_name(path, plain) != positions.cache_name(
       path, with_ladders)
-  a = data.build_cache(path, tmp_path / "c", plain).split("train")
-  b = data.build_cache(path, tmp_path / "c", with_ladders).split("train")
+  a = build_cache(path, tmp_path / "c", plain).split("train")
+  b = build_cache(path, tmp_path / "c", with_ladders).split("train")
   assert a.ladder is None and "ladder" not in a.take(np.arange(2))
   assert b.ladder.shape == (len(b), 2, 11)
   for f in positions.ARRAYS:

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from alphago_jax import games, models
+from alphago_jax.models.resnet import (MASKED_LOGIT, make_stacked_evaluate_fn,
+                                       stack_variables)
 
 GAME = games.make("tictactoe")
 
@@ -35,7 +37,7 @@ def test_illegal_actions_are_masked(tiny):
   np.testing.assert_array_equal(np.asarray(p[1] > 0),
                                 np.asarray(legal[1]))
   assert np.all(np.isfinite(jax.nn.log_softmax(logits)))
-  assert np.all(logits[1][~legal[1]] == models.MASKED_LOGIT)
+  assert np.all(logits[1][~legal[1]] == MASKED_LOGIT)
 
 
 def test_train_mode_updates_batch_stats(tiny):
@@ -78,11 +80,11 @@ def test_stacked_evaluate_runs_each_group_on_its_network():
   obs = jax.random.normal(jax.random.key(2), (6, 3, 3, 2))
   legal = jnp.ones((6, 9), bool)
   evaluate = models.make_evaluate_fn(net)
-  stacked = models.make_stacked_evaluate_fn(net, 2)
-  logits, values = stacked(models.stack_variables(vs), obs, legal)
+  stacked = make_stacked_evaluate_fn(net, 2)
+  logits, values = stacked(stack_variables(vs), obs, legal)
   for k in (0, 1):
     want_l, want_v = evaluate(vs[k], obs[3 * k:3 * k + 3], legal[:3])
     np.testing.assert_allclose(logits[3 * k:3 * k + 3], want_l, atol=1e-5)
     np.testing.assert_allclose(values[3 * k:3 * k + 3], want_v, atol=1e-5)
   with pytest.raises(ValueError, match="multiple"):
-    stacked(models.stack_variables(vs), obs[:5], legal[:5])
+    stacked(stack_variables(vs), obs[:5], legal[:5])

@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import profiles
 from alphago_jax import games, training
+from alphago_jax.training.checkpoint import latest_step
 from alphago_jax.games import othello, symmetry
 from alphago_jax.training.augment import dihedral_augment
 from alphago_jax.training.replay import Sample
@@ -418,6 +419,6 @@ def test_train_othello_leaves_a_checkpoint_and_metrics(capsys, tmp_path):
       "2", "--train.search.max-num-considered-actions", "2",
       "--cpu-devices", "1")
   assert status == 0, err
-  assert training.latest_step(os.path.join(out, "checkpoints")) == 1
+  assert latest_step(os.path.join(out, "checkpoints")) == 1
   records = training.read_metrics(os.path.join(out, "metrics.jsonl"))
   assert [r["iteration"] for r in records] == [1]

@@ -148,7 +148,7 @@ def test_bad_arguments_raise():
 TWO_DEVICES = """
 import jax, jax.numpy as jnp, numpy as np
 from alphago_jax.models.policy import PolicyNet, PolicyNetConfig, init_policy_variables
-from alphago_jax.training import make_mesh
+from alphago_jax.training.mesh import make_mesh
 from alphago_jax.training import policy_games as pg
 assert jax.device_count() == 2
 model = PolicyNetConfig.tiny(board_size=5)

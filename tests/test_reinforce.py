@@ -182,7 +182,7 @@ TWO_DEVICES = """
 import json, sys
 import jax, jax.numpy as jnp, numpy as np
 from alphago_jax.models.policy import PolicyNetConfig
-from alphago_jax.training import make_mesh
+from alphago_jax.training.mesh import make_mesh
 from alphago_jax.training import reinforce as rl
 assert jax.device_count() == 2, jax.devices()
 config = rl.ReinforceConfig(model=PolicyNetConfig.tiny(board_size=5),

@@ -32,6 +32,8 @@ from sgfmill import sgf as sgfmill_sgf
 from sgfmill import sgf_grammar
 
 from alphago_jax import data
+from alphago_jax.data.records import game_key, iter_sgf_files
+from alphago_jax.data.positions import build_cache
 from alphago_jax.data import positions
 from alphago_jax.games import sgf
 from alphago_jax.games.go import Go
@@ -152,7 +154,7 @@ def pro_games(n):
   """The first `n` 9x9 pro records the referee replays to the end."""
   need(PRO_ARCHIVE)
   out = []
-  for _, blob in data.iter_sgf_files(PRO_ARCHIVE):
+  for _, blob in iter_sgf_files(PRO_ARCHIVE):
     if b"SZ[9]" in blob and len(_MOVE.findall(blob)) > 20:
       referee(blob)
       out.append(blob)
@@ -525,7 +527,7 @@ def run_fuzz(tmp_path, capsys, bases, per_base, seed, label):
   kept, dupes = _first_of_each_game(
       [(n, r) for n, r in sorted(accepted.items()) if r.size == 9])
   for source in (folder, archive):
-    cache = data.build_cache(source, tmp_path / "caches",
+    cache = build_cache(source, tmp_path / "caches",
                              data.DatasetConfig(filters=ANY,
                                                 fractions=(1, 0, 0)))
     report = cache.report
@@ -550,7 +552,7 @@ def _first_of_each_game(named):
   `game_key`, in order), and how many repeat an earlier game."""
   first = {}
   for name, record in named:
-    first.setdefault(data.game_key(record), name)
+    first.setdefault(game_key(record), name)
   return list(first.values()), len(named) - len(first)
 
 

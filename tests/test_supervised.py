@@ -410,7 +410,7 @@ def test_deepened_network_plays_the_same_moves(num_layers):
   # Identity layers between the trained ones leave every logit as it was
   # (their input is a ReLU's output), on positions with stones and on an
   # empty board.
-  from alphago_jax.models import deepen_policy  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.policy import deepen_policy
   config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
   variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
   # Non-zero biases too, as a trained network has.
@@ -439,7 +439,7 @@ def test_widened_network_plays_the_same_moves():
   # Zero weights on the new planes: the logits are the trained network's
   # whatever those planes hold; the old planes keep their weights wherever
   # the new order puts them.
-  from alphago_jax.models import widen_inputs  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.policy import widen_inputs
   config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
   variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
   wide_names = go_features.ALPHAGO_POLICY_FEATURES
@@ -475,7 +475,7 @@ def test_ladder_network_needs_positions_with_ladders(cache):
 
 
 def test_deepen_and_init_refuse_what_does_not_fit():
-  from alphago_jax.models import deepen_policy  # pylint: disable=import-outside-toplevel
+  from alphago_jax.models.policy import deepen_policy
   config = PolicyNetConfig(num_layers=4, filters=8, board_size=9)
   variables = init_policy_variables(PolicyNet(config), jax.random.key(0))
   with pytest.raises(ValueError, match="num_layers must be an integer >= 4"):

@@ -15,6 +15,15 @@ import numpy as np
 import pytest
 
 from alphago_jax import games, models, search, training
+from alphago_jax.training.replay import (Sample, replay_add, replay_init,
+                                         replay_sample)
+from alphago_jax.training.metrics import MetricsWriter
+from alphago_jax.training.mesh import make_mesh
+from alphago_jax.training.learner import loss_fn
+from alphago_jax.training.checkpoint import (CheckpointMismatchError,
+                                             latest_step, read_metadata,
+                                             restore_checkpoint,
+                                             save_checkpoint)
 from alphago_jax.games.tictactoe import TicTacToe
 from alphago_jax.training import loop
 
@@ -49,30 +58,30 @@ def leaves_equal(a, b):
 
 def samples(values):
   n = len(values)
-  return training.Sample(
+  return Sample(
       observation=jnp.zeros((n, 3, 3, 2)),
       legal_action_mask=jnp.ones((n, 9), bool),
       policy=jnp.full((n, 9), 1 / 9), value=jnp.asarray(values, jnp.float32))
 
 
 def test_buffer_inserts_valid_rows_only_and_wraps():
-  buf = training.replay_init(4, (3, 3, 2), 9)
-  buf = training.replay_add(buf, samples([1, 2, 3]),
+  buf = replay_init(4, (3, 3, 2), 9)
+  buf = replay_add(buf, samples([1, 2, 3]),
                             jnp.array([True, False, True]))
   assert int(buf.size) == 2 and int(buf.next_index) == 2
   np.testing.assert_array_equal(buf.data.value, [1, 3, 0, 0])
-  buf = training.replay_add(buf, samples([4, 5, 6]), jnp.ones(3, bool))
+  buf = replay_add(buf, samples([4, 5, 6]), jnp.ones(3, bool))
   # Ring: 4, 5 fill rows 2, 3; 6 overwrites the oldest row 0.
   np.testing.assert_array_equal(buf.data.value, [6, 3, 4, 5])
   assert int(buf.size) == 4 and int(buf.next_index) == 1
   with pytest.raises(ValueError, match="capacity"):
-    training.replay_add(buf, samples([0] * 5), jnp.ones(5, bool))
+    replay_add(buf, samples([0] * 5), jnp.ones(5, bool))
 
 
 def test_buffer_samples_uniformly_from_filled_rows():
-  buf = training.replay_init(100, (3, 3, 2), 9)
-  buf = training.replay_add(buf, samples([0, 1, 2, 3]), jnp.ones(4, bool))
-  rows = training.replay_sample(buf, jax.random.key(0), 4000)
+  buf = replay_init(100, (3, 3, 2), 9)
+  buf = replay_add(buf, samples([0, 1, 2, 3]), jnp.ones(4, bool))
+  rows = replay_sample(buf, jax.random.key(0), 4000)
   counts = np.bincount(np.asarray(rows.value, int), minlength=4)
   assert counts.sum() == 4000 and len(counts) == 4  # Never an empty row.
   assert np.all(np.abs(counts - 1000) < 150)
@@ -227,7 +236,7 @@ def test_loss_falls():
 def buffer_fit(params, batch_stats, data):
   """The loss terms of `params` on all of `data`. Batch norm is in training
   mode: it normalises by the data's own statistics, not `batch_stats`."""
-  _, (_, metrics) = training.loss_fn(
+  _, (_, metrics) = loss_fn(
       params, batch_stats, data, weight_decay=0.0,
       network=models.make_network(GAME, CONFIG.model))
   return metrics
@@ -240,7 +249,7 @@ def test_train_writes_metrics_and_resumes_identically(tmp_path, capsys):
   out = str(tmp_path / "run")
   training.train(GAME, CONFIG, seed=3, num_iterations=2, output_dir=out,
                  checkpoint_every=1)
-  assert training.latest_step(os.path.join(out, "checkpoints")) == 2
+  assert latest_step(os.path.join(out, "checkpoints")) == 2
   lines = []
   resumed, history = training.train(GAME, CONFIG, seed=3, num_iterations=4,
                                     output_dir=out, progress=True,
@@ -332,25 +341,25 @@ def test_checkpoint_roundtrip_and_architecture_check(tmp_path,
   _, state, _, _ = three_iterations
   d = str(tmp_path / "ckpt")
   arch = CONFIG.architecture(GAME)
-  training.save_checkpoint(d, state, architecture=arch)
+  save_checkpoint(d, state, architecture=arch)
   # Orbax writes into a temporary directory and renames it when complete:
   # nothing but finished step directories remains.
   assert sorted(os.listdir(d)) == ["3"]
   template = training.init_train_state(GAME, CONFIG, 99)
-  restored = training.restore_checkpoint(d, template, architecture=arch)
+  restored = restore_checkpoint(d, template, architecture=arch)
   assert leaves_equal(state, restored)
-  assert training.read_metadata(d)["game"] == "tictactoe"
+  assert read_metadata(d)["game"] == "tictactoe"
 
   before = tree_digest(d)
   wide = tiny_config(model=models.ResNetConfig(num_blocks=1, channels=16,
                                                value_hidden=8))
-  with pytest.raises(training.CheckpointMismatchError,
+  with pytest.raises(CheckpointMismatchError,
                      match="model: checkpoint has"):
-    training.restore_checkpoint(
+    restore_checkpoint(
         d, training.init_train_state(GAME, wide, 0),
         architecture=wide.architecture(GAME))
-  with pytest.raises(training.CheckpointMismatchError, match="game"):
-    training.restore_checkpoint(d, template,
+  with pytest.raises(CheckpointMismatchError, match="game"):
+    restore_checkpoint(d, template,
                                 architecture=CONFIG.architecture(OtherGame()))
   assert tree_digest(d) == before
 
@@ -358,21 +367,21 @@ def test_checkpoint_roundtrip_and_architecture_check(tmp_path,
 def test_unfinished_checkpoint_is_ignored(tmp_path, three_iterations):
   _, state, _, _ = three_iterations
   d = str(tmp_path / "ckpt")
-  training.save_checkpoint(d, state, architecture=CONFIG.architecture(GAME))
+  save_checkpoint(d, state, architecture=CONFIG.architecture(GAME))
   # What a crash mid-save leaves: orbax's temporary step directory.
   os.makedirs(os.path.join(d, "7.orbax-checkpoint-tmp-1234567", "state"))
-  assert training.latest_step(d) == 3
+  assert latest_step(d) == 3
 
 
 def test_resume_refuses_other_architecture(tmp_path, three_iterations):
   _, state, _, _ = three_iterations
   out = tmp_path / "run"
   ck = str(out / "checkpoints")
-  training.save_checkpoint(ck, state, architecture=CONFIG.architecture(GAME))
+  save_checkpoint(ck, state, architecture=CONFIG.architecture(GAME))
   before = tree_digest(ck)
   wide = tiny_config(model=models.ResNetConfig(num_blocks=2, channels=8,
                                                value_hidden=8))
-  with pytest.raises(training.CheckpointMismatchError, match="num_blocks"):
+  with pytest.raises(CheckpointMismatchError, match="num_blocks"):
     training.train(GAME, wide, seed=0, num_iterations=5, output_dir=str(out))
   assert tree_digest(ck) == before
 
@@ -404,7 +413,7 @@ def test_config_checks_the_game():
 
 
 def test_mesh_must_divide_the_batches():
-  mesh = training.make_mesh(jax.devices()[:1])
+  mesh = make_mesh(jax.devices()[:1])
   training.make_iteration(GAME, CONFIG, mesh=mesh)  # 1 divides everything.
   with pytest.raises(ValueError, match="mesh needs an axis"):
     training.make_iteration(GAME, CONFIG, mesh=jax.sharding.Mesh(
@@ -415,6 +424,7 @@ SHARDED = textwrap.dedent("""
     import dataclasses
     import jax, numpy as np
     from alphago_jax import games, training
+    from alphago_jax.training.mesh import make_mesh
     from helpers import tiny_train_config
     assert jax.device_count() == 2, jax.devices()
     game = games.make("tictactoe")
@@ -423,7 +433,7 @@ SHARDED = textwrap.dedent("""
     # step would hide it).
     config = dataclasses.replace(tiny_train_config(), optimizer="sgd",
                                  momentum=0.0, learning_rate=0.1)
-    mesh = training.make_mesh()
+    mesh = make_mesh()
     it = training.make_iteration(game, config, mesh=mesh)
     state = training.init_train_state(game, config, 0, mesh=mesh)
     ref_it = training.make_iteration(game, config)
@@ -486,7 +496,7 @@ def test_loss_is_the_alphago_zero_formula():
   policy = jnp.asarray(policy / policy.sum(-1, keepdims=True), jnp.float32)
   z = jnp.asarray([1.0, -1.0, 0.0])
   variables = net.init(jax.random.key(0), obs, legal)
-  batch = training.Sample(observation=obs, legal_action_mask=legal,
+  batch = Sample(observation=obs, legal_action_mask=legal,
                           policy=policy, value=z)
   total, (_, metrics) = learner.loss_fn(
       variables["params"], variables["batch_stats"], batch, network=net,
@@ -527,7 +537,7 @@ def test_sgd_schedule_steps_down_at_its_boundaries():
 
 def test_metrics_lines_are_fsynced_and_a_torn_line_is_cut(tmp_path):
   path = tmp_path / "metrics.jsonl"
-  writer = training.MetricsWriter(path)
+  writer = MetricsWriter(path)
   with mock.patch("os.fsync", wraps=os.fsync) as fsync:
     writer.write({"iteration": 1, "loss": 1.5})
     writer.write({"iteration": 2, "loss": float("nan")})
@@ -537,7 +547,7 @@ def test_metrics_lines_are_fsynced_and_a_torn_line_is_cut(tmp_path):
   with open(path, "a") as f:
     f.write('{"iteration": 3, "lo')
   assert [r["iteration"] for r in training.read_metrics(path)] == [1, 2]
-  training.MetricsWriter(path).write({"iteration": 3, "loss": 0.5})
+  MetricsWriter(path).write({"iteration": 3, "loss": 0.5})
   records = training.read_metrics(path)
   assert [r["iteration"] for r in records] == [1, 2, 3]
   assert records[1]["loss"] == "nan" and records[2]["loss"] == 0.5

@@ -17,6 +17,8 @@ import jax
 import pytest
 
 from alphago_jax import evaluation, games, models, search, training
+from alphago_jax.training.state import variables_of
+from alphago_jax.training.evaluators import make_solver_evaluator
 
 BUDGET_SECONDS = 600
 GAMES_PER_COLOUR = 1000
@@ -26,7 +28,7 @@ GAMES_PER_COLOUR = 1000
 def test_training_reaches_perfect_play_against_the_solver():
   game = games.make("tictactoe")
   config = training.presets.tictactoe()
-  evaluator = training.make_solver_evaluator(game, config,
+  evaluator = make_solver_evaluator(game, config,
                                              games_per_colour=256, seed=1)
 
   def perfect(record):
@@ -46,7 +48,7 @@ def test_training_reaches_perfect_play_against_the_solver():
 
   network = models.make_network(game, config.model)
   evaluate = models.make_evaluate_fn(network)
-  variables = training.variables_of(state)
+  variables = variables_of(state)
   solver = search.solver_agent(game)
   agents = {
       "policy": search.policy_agent(game, evaluate, variables),

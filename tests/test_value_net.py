@@ -280,7 +280,7 @@ import sys
 import jax, numpy as np
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
-from alphago_jax.training import make_mesh
+from alphago_jax.training.mesh import make_mesh
 from alphago_jax.training import value_data as vd
 assert jax.device_count() == 2, jax.devices()
 model = PolicyNetConfig.tiny(board_size=5)

@@ -29,6 +29,9 @@ import shutil
 from typing import Any, Optional, Tuple
 
 from alphago_jax import search, training
+from alphago_jax.training.state import variables_of
+from alphago_jax.training.checkpoint import (CheckpointMismatchError,
+                                             latest_step, restore_checkpoint)
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun
 from alphago_jax.core import rundir
 from alphago_jax.engines import gnugo_player
@@ -75,20 +78,20 @@ def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
   architecture = config.architecture(game)
   snaps = snapshots.list_snapshots(os.path.join(run_dir, "snapshots"))
   ckpts = os.path.join(run_dir, "checkpoints")
-  step = training.latest_step(ckpts)
+  step = latest_step(ckpts)
   try:
     if snaps and (step is None or snaps[-1][0] >= step):
       variables, iteration = snapshots.load(snaps[-1][1],
                                             architecture=architecture)
     elif step is not None:
       template = training.init_train_state(game, config, 0)
-      state = training.restore_checkpoint(ckpts, template,
+      state = restore_checkpoint(ckpts, template,
                                           architecture=architecture)
-      variables, iteration = training.variables_of(state), int(
+      variables, iteration = variables_of(state), int(
           state.iteration)
     else:
       raise SpecError(f"{run_dir}: no snapshot or checkpoint")
-  except training.CheckpointMismatchError as e:
+  except CheckpointMismatchError as e:
     raise SpecError(f"{run_dir}: {e}") from None
   evaluate = make_evaluate_fn(make_network(game, config.model))
   return config, evaluate, variables, iteration

@@ -29,6 +29,10 @@ import tyro
 from jax.experimental import multihost_utils
 
 from alphago_jax import training
+from alphago_jax.training.mesh import make_mesh
+from alphago_jax.training.evaluators import (make_reference_evaluator,
+                                             make_solver_evaluator)
+from alphago_jax.training.checkpoint import latest_step
 from alphago_jax.cli import parsing, stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 from alphago_jax.core import cpu_devices, rundir
@@ -64,7 +68,7 @@ def _say_if_stopped_by_signal(history: List[Dict[str, Any]], output: str,
 
 def _check_fresh(output: str) -> None:
   if os.path.exists(os.path.join(output, rundir.CONFIG_FILE)) or (
-      training.latest_step(os.path.join(output, "checkpoints")) is not None):
+      latest_step(os.path.join(output, "checkpoints")) is not None):
     raise rundir.RunConfigError(
         f"{output} already holds a run; continue it with `alphago-jax "
         f"train --resume {output}` or choose another --output")
@@ -92,7 +96,7 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   ckpts = os.path.join(output, "checkpoints")
   if writer:
     os.makedirs(output, exist_ok=True)
-    if start_from and training.latest_step(ckpts) is None:
+    if start_from and latest_step(ckpts) is None:
       shutil.copytree(os.path.join(start_from, "checkpoints"), ckpts,
                       dirs_exist_ok=True)
     rundir.write_config(output, command="train", stage="alphazero",
@@ -102,10 +106,10 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   spec = game_specs.get(run.game)
   game = spec.make()
   if spec.evaluation == "solver":
-    evaluator = training.make_solver_evaluator(
+    evaluator = make_solver_evaluator(
         game, config, games_per_colour=run.eval_games, seed=run.seed + 1)
   else:
-    vs_random = training.make_reference_evaluator(
+    vs_random = make_reference_evaluator(
         game, config, random_agent, games_per_colour=run.eval_games,
         seed=run.seed + 1, name="random")
 
@@ -118,7 +122,7 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   augment = (dihedral_augment(game.size) if run.augment
              else identity_augment)
   n = jax.device_count()
-  mesh = training.make_mesh() if n > 1 and not (
+  mesh = make_mesh() if n > 1 and not (
       config.num_games % n or config.batch_size % n) else None
   deadline = None if run.hours is None else (
       time.perf_counter() + 3600 * run.hours)

@@ -16,30 +16,17 @@ example.
       out = step(batch, key)   # planes [256, 19, 19, 46], action [256]
 """
 
-from alphago_jax.data.batches import (batches, epoch_order,
-                                      sequential_batches)
-from alphago_jax.data.features import (feature_batch, make_feature_fn,
-                                       rebuild_state)
-from alphago_jax.data.ladders import ladder_planes
+from alphago_jax.data.batches import batches
+from alphago_jax.data.features import make_feature_fn
 from alphago_jax.data.positions import (CacheError, DatasetConfig,
-                                        PositionCache, Positions, build_cache,
-                                        default_cache_root, open_cache,
-                                        prepare, replay_positions)
-from alphago_jax.data.records import (SPLITS, DataError, DataReport, Filters,
-                                      LoadReport, dedupe_records,
-                                      filter_reason, game_key, iter_records,
-                                      iter_sgf_files, load_records,
-                                      rank_value, select_games, split_of,
-                                      split_records)
+                                        PositionCache, Positions, open_cache,
+                                        prepare)
+from alphago_jax.data.records import (SPLITS, DataError, Filters,
+                                      iter_records, load_records,
+                                      select_games)
 
 __all__ = [
-    "CacheError", "DataError", "DataReport", "DatasetConfig", "Filters",
-    "LoadReport", "PositionCache", "Positions", "SPLITS",
-    "batches", "build_cache", "dedupe_records", "default_cache_root",
-    "epoch_order", "feature_batch", "filter_reason", "game_key",
-    "iter_records", "iter_sgf_files", "ladder_planes", "load_records",
-    "make_feature_fn",
-    "open_cache", "prepare", "rank_value", "rebuild_state",
-    "replay_positions", "select_games", "sequential_batches", "split_of",
-    "split_records",
+    "CacheError", "DataError", "DatasetConfig", "Filters",
+    "PositionCache", "Positions", "SPLITS", "batches", "iter_records",
+    "load_records", "make_feature_fn", "open_cache", "prepare", "select_games",
 ]
