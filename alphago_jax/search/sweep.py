@@ -33,7 +33,7 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.core.types import Agent
-from alphago_jax.play.arena import play_loop
+from alphago_jax.play import play_loop
 
 Params = Any  # a flax.struct parameter pytree
 
