@@ -35,7 +35,7 @@ from alphago_jax.games import go_features, sgf
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.go_playout import GoPlayout
 
-from test_data import KGS, _need
+from record_files import KGS, need as _need
 from test_go_rules import SUPERKO_GAME
 
 IMPLEMENTATIONS = ("playout", "features", "ladders", "replay")
