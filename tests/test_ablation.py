@@ -303,6 +303,11 @@ def test_gumbel_variant_sweeps_end_to_end(tmp_path):
   assert config.variant == "gumbel" and config.static().variant == "gumbel"
   rows = read_csv(os.path.join(run, "results.csv"))
   assert sum(int(r["games"]) for r in rows) == config.games_planned() > 0
+  with open(os.path.join(run, "table.md"), encoding="utf-8") as f:
+    settings = f.read().split("## ")[0]
+  # The report names the search it ran, and only parameters it reads.
+  assert "variant 'gumbel'" in settings and "PUCT" not in settings
+  assert "c_puct" not in settings
   import tyro
   again = sweep_cli.command_for(stage, config)
   assert again[again.index("--variant") + 1] == "gumbel"

@@ -390,8 +390,12 @@ def table_markdown(summary: Summary) -> str:
   c = summary.config
   swept = ", ".join(f"{SYMBOLS[n]} ∈ {{{', '.join(f'{v:g}' for v in vs)}}}"
                     for n, vs in c.grid)
+  variant = alphago.VARIANTS.get(c.variant)
+  search = ("PUCT on raw Q in [−1, 1] (AlphaGo's scale, not mctx's "
+            "normalised Q)" if c.variant == "puct"
+            else f"variant {c.variant!r}: {variant.description}")
   fixed = [f"{SYMBOLS[n]} = {getattr(c, n):g}" for n in PARAMETERS
-           if n not in dict(c.grid)
+           if n not in dict(c.grid) and n in variant.reads
            and (n != "virtual_loss" or c.leaves_per_step > 1)
            and (n != "rollout_temperature"
                 or (c.static().use_rollouts and c.rollout_policy != "random"))
@@ -407,8 +411,7 @@ def table_markdown(summary: Summary) -> str:
            if summary.board_size else "")
   lines = [
       f"# Ablation of AlphaGo's search: {swept}", "",
-      f"- Search: {c.num_simulations} simulations per move, PUCT on raw Q "
-      f"in [−1, 1] (AlphaGo's scale, not mctx's normalised Q), "
+      f"- Search: {c.num_simulations} simulations per move, {search}, "
       f"{'; '.join(fixed) or 'nothing else fixed'}; "
       f"{c.leaves_per_step} leaf per step"
       f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
