@@ -97,3 +97,38 @@ def test_train_go9_start_from_copies_the_committed_run(tmp_path):
                          "config.json"), encoding="utf-8") as f:
     assert run_config.train.architecture(games.make("go", size=9)) == (
         json.load(f))
+
+
+def _results(run_dir, wins, games, opponent="gnugo-10"):
+  os.makedirs(run_dir)
+  with open(os.path.join(run_dir, "results.csv"), "w") as f:
+    f.write("player,opponent,games,wins,draws,losses\n"
+            f"mixing=0,{opponent},{games},{wins},0,{games - wins}\n")
+  return str(run_dir)
+
+
+def test_compare_matches_against_hand_computed_figures(tmp_path, capsys):
+  compare = load("alphago/compare_matches")
+  a = _results(tmp_path / "a", 60, 100)
+  b = _results(tmp_path / "b", 45, 100)
+  out = str(tmp_path / "cmp.json")
+  assert compare.main([a, b, "--output", out]) == 0
+  with open(out) as f:
+    result = json.load(f)
+  # 60/100: Wilson [0.5020, 0.6906]; 0.60 - 0.45 = 0.15 ± 1.96 ×
+  # √(0.24/100 + 0.2475/100) = 0.15 ± 0.1368.
+  assert result["first"]["interval"] == pytest.approx([0.5020, 0.6906],
+                                                      abs=1e-4)
+  d = result["first_minus_second"]
+  assert d["difference"] == pytest.approx(0.15)
+  assert d["interval"] == pytest.approx([0.0132, 0.2868], abs=1e-4)
+  assert d["distinguished"]
+  assert "difference: +15 points [+1, +29]" in capsys.readouterr().out
+  # Closer records are not told apart.
+  c = _results(tmp_path / "c", 55, 100)
+  assert compare.main([a, c, "--output", out]) == 0
+  with open(out) as f:
+    assert not json.load(f)["first_minus_second"]["distinguished"]
+  # A run without games against the opponent is refused by name.
+  assert compare.main([a, b, "--opponent", "gnugo-1", "--output", out]) == 2
+  assert "expected one row against 'gnugo-1'" in capsys.readouterr().err
