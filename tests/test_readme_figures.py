@@ -8,9 +8,12 @@ and the prose around it is free."""
 
 import csv
 import json
+import math
 import os
 import re
 import statistics
+
+import pytest
 
 from alphago_jax.core import stats
 from alphago_jax.evaluation import ablation, match_review
@@ -666,3 +669,41 @@ def test_random_symmetry_strength_figures_are_the_committed_match():
     for wins, games in counts + [pooled]:
       quoted("{} of {}, {}% [{}, {}]",
              *_rate_figures(wins, games, decimals=0), text=text)
+
+
+def test_gumbel_against_puct_figures_are_the_committed_matches():
+  # docs/results/gumbel-9x9.md: each player's record recounted from its
+  # jobs, its settings as the plan fixed them, its cost, and the
+  # difference recomputed as the plan names it (and as the committed
+  # comparison file holds it).
+  text = _flat(_read("docs", "results", "gumbel-9x9.md"))
+  records = {}
+  for variant in ("gumbel", "puct"):
+    run = ("docs", "ablations", f"{variant}-l10-64-seed5")
+    summary = ablation.load_summary(os.path.join(ROOT, *run))
+    config = summary.config
+    assert (config.variant, config.num_simulations, config.seed,
+            config.network, config.grid, config.random_symmetry,
+            config.gnugo_levels) == (variant, 64, 5, "sl9+value9s2",
+                                     (("mixing", (0.0,)),), True, (10,))
+    assert config.variant == "gumbel" or config.c_puct == 1.0
+    [p] = summary.pairings
+    assert p.games == 100 and p.draws == 0
+    records[variant] = (p.wins, p.games)
+    quoted("{} of {}, {}% [{}, {}]", *_rate_figures(p.wins, p.games,
+                                                    decimals=0), text=text)
+    n, _, ours, _, moves = summary.cost["gnugo-10"]
+    quoted("| {} s | [" + variant, f"{ours / moves:.3f}", text=text)
+  (wg, ng), (wp, np_) = records["gumbel"], records["puct"]
+  pg, pp = wg / ng, wp / np_
+  half = stats.Z95 * math.sqrt(pg * (1 - pg) / ng + pp * (1 - pp) / np_)
+  d = pg - pp
+  for where in (text, README):
+    quoted("Gumbel minus PUCT: {} points [{}, {}]", *(
+        f"{100 * x:.0f}" for x in (d, d - half, d + half)), text=where)
+  quoted("({}% against {}%)", f"{100 * pg:.0f}", f"{100 * pp:.0f}")
+  saved = json.loads(_read("docs", "results", "gumbel-9x9.json"))
+  assert saved["first_minus_second"]["difference"] == pytest.approx(d)
+  assert saved["first_minus_second"]["interval"] == pytest.approx(
+      [d - half, d + half])
+  assert saved["first_minus_second"]["distinguished"] == (d + half < 0)
