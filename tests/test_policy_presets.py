@@ -198,7 +198,8 @@ def test_committed_alphago_presets_load_the_committed_networks():
   # strongest-9x9: the best of docs/ablations.md's strength table.
   for name, simulations, mixing, c_puct, symmetric, networks in (
       ("alphago-9x9", 128, 0.5, 5.0, 0.0, "sl9@4687+value9@7812"),
-      ("strongest-9x9", 576, 0.0, 1.0, 1.0, "sl9@4687+value9s2@23437")):
+      ("strongest-9x9", 576, 0.0, 1.0, 1.0, "sl9@4687+value9s2@23437"),
+      ("fast-9x9", 64, 0.0, 1.0, 1.0, "sl9@4687+value9s2@23437")):
     player = presets.load_player(name)
     assert player.max_simulations == simulations, name
     assert float(player.params.mixing) == mixing, name

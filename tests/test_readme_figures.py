@@ -702,6 +702,26 @@ def test_gumbel_against_puct_figures_are_the_committed_matches():
     quoted("Gumbel minus PUCT: {} points [{}, {}]", *(
         f"{100 * x:.0f}" for x in (d, d - half, d + half)), text=where)
   quoted("({}% against {}%)", f"{100 * pg:.0f}", f"{100 * pp:.0f}")
+  # The control's confirmation (seed 6), pooled with seed 5, beside the
+  # two random-symmetry matches of strongest-9x9.
+  run = ("docs", "ablations", "puct-l10-64-seed6")
+  summary = ablation.load_summary(os.path.join(ROOT, *run))
+  [p] = summary.pairings
+  assert (summary.config.seed, summary.config.variant,
+          summary.config.c_puct) == (6, "puct", 1.0)
+  _, _, ours, _, moves = summary.cost["gnugo-10"]
+  quoted("| {} s | [puct-l10-64-seed6", f"{ours / moves:.3f}", text=text)
+  pooled = (wp + p.wins, np_ + p.games)
+  for wins, games in ((p.wins, p.games), pooled):
+    quoted("{} of {}, {}% [{}, {}]", *_rate_figures(wins, games, decimals=0),
+           text=text)
+  assert p.wins >= p.games / 2  # The plan's rule: confirmed.
+  strongest = [ablation.load_summary(os.path.join(
+      ROOT, "docs", "ablations", f"strength-l10-576-v9s2-sym-seed{seed}")
+                ).pairings[0] for seed in (3, 4)]
+  quoted("576 simulations, {} of {}, {}% [{}, {}]", *_rate_figures(
+      sum(q.wins for q in strongest), sum(q.games for q in strongest),
+      decimals=0), text=text)
   saved = json.loads(_read("docs", "results", "gumbel-9x9.json"))
   assert saved["first_minus_second"]["difference"] == pytest.approx(d)
   assert saved["first_minus_second"]["interval"] == pytest.approx(
