@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import chex
 import jax
@@ -14,6 +14,10 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.core.types import Agent
+
+# (t, states [N], round_keys, carry) -> (states [N], carry): one round.
+RoundFn = Callable[[chex.Array, game_base.State, Tuple[chex.PRNGKey, ...],
+                    Any], Tuple[game_base.State, Any]]
 
 
 @struct.dataclass
@@ -50,71 +54,85 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
   check_int("num_games", num_games, 1)
   check_int("max_moves", max_moves, 1, optional=True)
 
-  def both_seats(states, seat_keys):
-    gained = jnp.zeros((num_games, 2), jnp.float32)
+  def both_seats(t, states, seat_keys, total):
+    del t
     for seat, (agent, k) in enumerate(zip(agents, seat_keys)):
       actions = agent(states, k)
       moving = (states.current_player == seat) & ~states.terminated
       stepped = jax.vmap(game.step)(states, actions)
-      gained = gained + jnp.where(moving[:, None], stepped.rewards, 0.0)
+      total = total + jnp.where(moving[:, None], stepped.rewards, 0.0)
       states = game_base.select(moving, stepped, states)
-    return states, gained
+    return states, total
 
   @jax.jit
   def run(key):
-    states, total = play_loop(game, both_seats, key, num_games=num_games,
-                              max_rounds=max_moves)
+    states, total, _ = play_loop(game, both_seats, key, num_games=num_games,
+                                 carry=seat_rewards(num_games),
+                                 max_rounds=max_moves)
     return GameResults(returns=total, lengths=states.step_count,
                        terminated=states.terminated)
 
   return run(key)
 
 
-def play_loop(game: game_base.Game,
-              round_fn: Callable[[game_base.State, Tuple[chex.PRNGKey,
-                                                         chex.PRNGKey]],
-                                 Tuple[game_base.State, chex.Array]],
-              key: chex.PRNGKey, *, num_games: int,
-              max_rounds: Optional[int] = None
-              ) -> Tuple[game_base.State, chex.Array]:
-  """The batched game loop under every match: fresh games `[num_games]`
-  advanced by `round_fn` until all have ended (or `max_rounds` rounds).
+def play_loop(game: game_base.Game, round_fn: RoundFn, key: chex.PRNGKey, *,
+              num_games: int, carry: Any = None,
+              max_rounds: Optional[int] = None,
+              states: Optional[game_base.State] = None,
+              keys_per_round: int = 2
+              ) -> Tuple[game_base.State, Any, chex.Array]:
+  """The batched game loop under every match and every compiled game
+  generator: games `[num_games]` advanced by `round_fn` until all have
+  ended (or `max_rounds` rounds), with a caller's `carry` (rewards, a
+  record of the moves, training examples) threaded through.
 
   Traceable, no jit inside (callers jit it, or vmap it over parameters).
 
   Args:
     game: the game.
-    round_fn: `(states [N], (key_a, key_b)) -> (states [N], rewards [N,
-      2])`: one round of moves (who moves and how is the caller's), the
-      rewards it paid to each seat; terminal games must stay as they are.
-    key: PRNG key, consumed: one key for the initial states, then per
-      round a fresh pair for `round_fn`.
+    round_fn: `(t, states [N], round_keys, carry) -> (states [N], carry)`:
+      round `t` (int32, from 0) of moves; who moves and how is the
+      caller's, and terminal games must stay as they are. `round_keys` is
+      a tuple of `keys_per_round` fresh keys.
+    key: PRNG key, consumed. Without `states`: one key for the initial
+      states, then the loop's; with `states`: the loop's alone. Each round
+      splits the loop's key into the next one and its `round_keys`.
     num_games: N.
+    carry: the caller's loop state (any pytree of fixed shapes).
     max_rounds: stop after this many rounds; None plays every game out.
+    states: start positions `[N]` (default: `game.init` of fresh keys).
+    keys_per_round: how many keys each round gets.
 
   Returns:
-    `(states [N], returns float32 [N, 2])`: the final states and each
-    seat's total reward.
+    `(states [N], carry, rounds)`: the final states, the final carry and
+    int32 `[]` rounds played.
   """
-  def cond(carry):
-    states, _, _, n = carry
+  def cond(loop):
+    n, states = loop[0], loop[1]
     going = ~jnp.all(states.terminated)
     if max_rounds is not None:
       going &= n < max_rounds
     return going
 
-  def body(carry):
-    states, key, total, n = carry
-    key, *round_keys = jax.random.split(key, 3)
-    states, gained = round_fn(states, tuple(round_keys))
-    return states, key, total + gained, n + 1
+  def body(loop):
+    n, states, key, carry = loop
+    key, *round_keys = jax.random.split(key, keys_per_round + 1)
+    states, carry = round_fn(n, states, tuple(round_keys), carry)
+    return n + 1, states, key, carry
 
-  init_key, loop_key = jax.random.split(key)
-  states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
-  carry = (states, loop_key, jnp.zeros((num_games, 2), jnp.float32),
-           jnp.int32(0))
-  states, _, total, _ = jax.lax.while_loop(cond, body, carry)
-  return states, total
+  if states is None:
+    init_key, key = jax.random.split(key)
+    states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+  chex.assert_shape(states.terminated, (num_games,))
+  rounds, states, _, carry = jax.lax.while_loop(
+      cond, body, (jnp.int32(0), states, key, carry))
+  return states, carry, rounds
+
+
+def seat_rewards(num_games: int) -> chex.Array:
+  """float32 `[num_games, 2]` zeros: the carry of a loop that sums each
+  seat's rewards."""
+  return jnp.zeros((num_games, 2), jnp.float32)
 
 
 OUTCOMES = ("wins", "draws", "losses")

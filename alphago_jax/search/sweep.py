@@ -33,7 +33,7 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import base as game_base
 from alphago_jax.core.types import Agent
-from alphago_jax.play import play_loop
+from alphago_jax.play.arena import play_loop, seat_rewards
 
 Params = Any  # a flax.struct parameter pytree
 
@@ -142,7 +142,8 @@ def play_games(game: game_base.Game, agent: Agent, opponent: Agent,
   num_games = agent_seat.shape[0]
   rows = jnp.arange(num_games)
 
-  def one_ply(states, keys):
+  def one_ply(t, states, keys, total):
+    del t
     agent_key, opponent_key = keys
     ours = states.current_player == agent_seat
     actions = jnp.where(ours, agent(states, agent_key),
@@ -150,10 +151,11 @@ def play_games(game: game_base.Game, agent: Agent, opponent: Agent,
     stepped = jax.vmap(game.step)(states, actions)
     moving = ~states.terminated
     return (game_base.select(moving, stepped, states),
-            jnp.where(moving[:, None], stepped.rewards, 0.0))
+            total + jnp.where(moving[:, None], stepped.rewards, 0.0))
 
-  _, total = play_loop(game, one_ply, key, num_games=num_games,
-                       max_rounds=max_moves)
+  _, total, _ = play_loop(game, one_ply, key, num_games=num_games,
+                          carry=seat_rewards(num_games),
+                          max_rounds=max_moves)
   return total[rows, agent_seat]
 
 

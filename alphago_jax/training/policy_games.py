@@ -38,6 +38,7 @@ from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
+from alphago_jax.play.arena import play_loop
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        symmetric_log_policy)
 from alphago_jax.training.mesh import DATA_AXIS, replicate
@@ -204,7 +205,7 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                ) -> Tuple[go_lib.GoState, GameOutcome, Optional[GameRecord]]:
   """Plays `num_games` games of A = (`models[0]`, `variables[0]`) against B.
 
-  Traceable (call it inside `jit`; `make_play_fn` jits it). A `lax.while_loop`
+  Traceable (call it inside `jit`; `make_play_fn` jits it): `play_loop`
   over plies, up to `max_moves` (default `game.move_cap`), stopping when
   every game has ended.
 
@@ -246,9 +247,8 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
 
   shared = models[0].features == models[1].features
 
-  def body(carry):
-    t, states, key, rec = carry
-    key, ka, kb = jax.random.split(key, 3)
+  def body(t, states, keys, rec):
+    ka, kb = keys
     mover = (first + t) % 2  # The colour to move in every game.
     start_a = mover * half   # A is Black in the first half.
     start_b = (1 - mover) * half
@@ -283,11 +283,7 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
           games=rec.games.at[t].set(
               start_a + jnp.arange(half, dtype=jnp.int32)),
           moves=rec.moves.at[t].set(jnp.where(running, actions, -1)))
-    return t + 1, states, key, rec
-
-  def cond(carry):
-    t, states, _, _ = carry
-    return (t < cap) & ~jnp.all(states.terminated)
+    return states, rec
 
   rec = None
   if record:
@@ -298,8 +294,8 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
         valid=jnp.zeros((cap, half), jnp.bool_),
         games=jnp.zeros((cap, half), jnp.int32),
         moves=jnp.full((cap, num_games), -1, jnp.int32))
-  plies, states, _, rec = jax.lax.while_loop(
-      cond, body, (jnp.int32(0), states, key, rec))
+  states, rec, plies = play_loop(game, body, key, num_games=num_games,
+                                 carry=rec, max_rounds=cap, states=states)
   # A game the cap stopped is scored as it stands.
   score = jnp.where(states.terminated, states.score,
                     jax.vmap(game.area_score)(states))

@@ -73,6 +73,7 @@ from alphago_jax.core.checks import (check, check_int, check_positive, is_int,
 from alphago_jax.data.positions import HISTORY, Positions, pack_stones
 from alphago_jax.data.records import DataError
 from alphago_jax.games import go as go_lib
+from alphago_jax.play.arena import play_loop
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import policy_games
 from alphago_jax.training.mesh import DATA_AXIS, replicate
@@ -176,7 +177,7 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
                      record: bool = False) -> Dict[str, chex.Array]:
   """Plays `num_games` = B games of the scheme in the module docstring.
 
-  Traceable (`make_generate_fn` jits it). A `lax.while_loop` over plies,
+  Traceable (`make_generate_fn` jits it): `play_loop` over plies,
   up to `game.move_cap`, stopping when every game has ended; every ply
   evaluates p_σ on all B games, and p_ρ too unless `rl_model` is None
   (then p_σ plays both parts, one evaluation a ply: each game is in one
@@ -213,9 +214,9 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
   if record:
     example["actions"] = jnp.full((game.move_cap, b), -1, jnp.int32)
 
-  def body(carry):
-    t, states, recent, example, key = carry
-    key, k_sigma, k_rho, k_random = jax.random.split(key, 4)
+  def body(t, states, keys, carry):
+    recent, example = carry
+    k_sigma, k_rho, k_random = keys
     mask = policy_games.sensible_mask(game, states)
     sigma_logits = sigma(sl_vars, states)
     a_sigma = policy_games.sample_actions(
@@ -254,15 +255,12 @@ def play_value_games(game: go_lib.Go, sl_model: PolicyNetConfig, sl_vars,
     if record:
       example["actions"] = example["actions"].at[t].set(
           jnp.where(running, action, -1))
-    return t + 1, states, recent, example, key
+    return states, (recent, example)
 
-  def cond(carry):
-    t, states = carry[0], carry[1]
-    return (t < game.move_cap) & ~jnp.all(states.terminated)
-
-  _, states, _, example, _ = jax.lax.while_loop(
-      cond, body, (jnp.int32(0), states,
-                   jnp.full((b, HISTORY), -1, jnp.int32), example, key))
+  states, (_, example), _ = play_loop(
+      game, body, key, num_games=b, states=states, keys_per_round=3,
+      carry=(jnp.full((b, HISTORY), -1, jnp.int32), example),
+      max_rounds=game.move_cap)
   # Every game ends by itself (two passes or the engine's cap), so
   # `states.score` is final.
   black = jnp.sign(states.score).astype(jnp.int32)
