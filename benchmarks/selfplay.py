@@ -38,6 +38,7 @@ from alphago_jax.games.go import Go
 from alphago_jax.models.resnet import (ResNetConfig, init_variables,
                                        make_evaluate_fn, make_network)
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
+from alphago_jax.training import optim
 from alphago_jax.training.learner import loss_fn
 from alphago_jax.training.replay import Sample
 from alphago_jax.training.selfplay import self_play
@@ -195,7 +196,7 @@ def main():
   (ours, ours_trivial, theirs, theirs_trivial,
    ours_devices) = (positions / t for t in seconds)
 
-  optimizer = optax.adam(1e-3)
+  optimizer = optim.optimizer("adam", 1e-3)
   opt_state = optimizer.init(variables["params"])
   n = args.train_batch
 
