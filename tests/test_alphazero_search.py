@@ -341,3 +341,63 @@ def test_static_part_needs_params():
   with pytest.raises(ValueError, match="explicit params"):
     search.alphazero_search(GAME, zero_net, None, jax.random.key(0),
                             batch(position([]), 2), config=static)
+
+
+def _gumbel_on(moves_list, config, seed):
+  """alphazero_search and mctx's own gumbel_muzero_policy on the same
+  roots, key and network (`linear_net`)."""
+  states = jax.tree.map(lambda *x: jnp.stack(x),
+                        *[position(m) for m in moves_list])
+  key = jax.random.key(seed)
+  ours = search.alphazero_search(GAME, linear_net, None, key, states,
+                                 config=config)
+  search_key = jax.random.split(key, 3)[0]
+  logits, value = evaluate_states(GAME, linear_net, None, states)
+  theirs = mctx.gumbel_muzero_policy(
+      params=None, rng_key=search_key,
+      root=mctx.RootFnOutput(prior_logits=logits, value=value,
+                             embedding=states),
+      recurrent_fn=make_recurrent_fn(GAME, linear_net),
+      num_simulations=config.num_simulations,
+      invalid_actions=~states.legal_action_mask,
+      max_num_considered_actions=config.num_considered_actions(GAME),
+      gumbel_scale=config.gumbel_scale)
+  return ours, theirs
+
+
+OPENINGS = [[], [4], [0, 4], [4, 0, 8], [0, 3, 1], [2, 4, 6, 0]]
+
+
+@pytest.mark.parametrize("gumbel_scale", [0.0, 1.0])
+def test_gumbel_halving_plays_mctxs_sequential_halving_winner(gumbel_scale):
+  # Past the temperature moves too: the move is mctx's `action` on every
+  # root, a move the search visited most among its candidates.
+  config = search.AlphaZeroSearchConfig(
+      num_simulations=8, policy="gumbel", gumbel_scale=gumbel_scale,
+      temperature_moves=0, max_num_considered_actions=4)
+  for seed in range(3):
+    ours, theirs = _gumbel_on(OPENINGS, config, seed)
+    np.testing.assert_array_equal(ours.action, theirs.action)
+    visits = np.asarray(ours.visit_counts)
+    picked = visits[np.arange(len(OPENINGS)), np.asarray(ours.action)]
+    assert (picked > 0).all()
+
+
+def test_gumbel_argmax_plays_the_improved_policys_greedy_move():
+  config = search.AlphaZeroSearchConfig(
+      num_simulations=8, policy="gumbel", gumbel_scale=0.0,
+      temperature_moves=0, max_num_considered_actions=4,
+      gumbel_move="argmax")
+  ours, theirs = _gumbel_on(OPENINGS, config, 0)
+  weights = np.asarray(theirs.action_weights)
+  np.testing.assert_array_equal(ours.action, weights.argmax(-1))
+  # Here that is a move the search never visited on some root (after [4]),
+  # which the sequential-halving winner never is.
+  visits = np.asarray(ours.visit_counts)
+  assert (visits[np.arange(len(OPENINGS)), np.asarray(ours.action)] == 0
+          ).any()
+
+
+def test_bad_gumbel_move():
+  with pytest.raises(ValueError, match="gumbel_move"):
+    search.AlphaZeroSearchConfig(num_simulations=8, gumbel_move="best")

@@ -133,7 +133,8 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
 def from_json(cls: type, data: Any, path: str = "config") -> Any:
   """The dataclass `cls` from `to_json`'s output, strictly checked; only
   fields named in `cls.ADDED_FIELDS` (added after runs were recorded) may
-  be missing, and take their defaults.
+  be missing, and take their defaults (or, where `ADDED_FIELDS` is a dict,
+  the value it gives: the behaviour of records made before the field).
 
   Raises:
     RunConfigError: naming the first field (as a dotted path under `path`)
@@ -149,11 +150,14 @@ def from_json(cls: type, data: Any, path: str = "config") -> Any:
   if unknown:
     _fail(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__}")
   # Fields a class gained after runs were recorded may be missing: those
-  # runs ran with the field's default (the behaviour before it existed).
+  # runs ran with the field's default, or with the value `ADDED_FIELDS`
+  # maps it to when the new default is a different behaviour.
   added = getattr(cls, "ADDED_FIELDS", ())
   kwargs = {}
   for name in names:
     if name not in data and name in added:
+      if isinstance(added, dict):
+        kwargs[name] = added[name]
       continue
     if name not in data:
       _fail(f"{path}.{name}", "missing (every field must be given)")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Tuple
+from typing import ClassVar, Dict, Tuple
 
 import chex
 import jax
@@ -41,6 +41,10 @@ from alphago_jax.search import params as params_lib
 from alphago_jax.search.uct import make_transition
 
 POLICIES = ("gumbel", "puct")
+# What a Gumbel search plays: "halving", the sequential-halving winner
+# (mctx's `action`, the Gumbel paper's move); "argmax", the greedy move of
+# the improved policy once the temperature moves are over.
+GUMBEL_MOVES = ("halving", "argmax")
 
 # Makes mctx's pb_c = c_init + log((N + base + 1) / base) exactly c_init in
 # float32: AlphaGo Zero's constant c_puct.
@@ -103,12 +107,16 @@ class AlphaZeroStatic:
   normalize_q: bool = True
   max_num_considered_actions: int | None = None
   max_depth: int | None = None
+  gumbel_move: str = "halving"
 
   def __post_init__(self):
     base.check_num_simulations(self.num_simulations)
     if self.policy not in POLICIES:
       raise ValueError(f"policy must be one of {POLICIES}, got "
                        f"{self.policy!r}")
+    if self.gumbel_move not in GUMBEL_MOVES:
+      raise ValueError(f"gumbel_move must be one of {GUMBEL_MOVES}, got "
+                       f"{self.gumbel_move!r}")
     check_bool("normalize_q", self.normalize_q)
     if self.max_num_considered_actions is not None:
       check_int("max_num_considered_actions",
@@ -153,9 +161,8 @@ class AlphaZeroSearchConfig:
       (0.25 in AlphaZero; 0 turns it off).
     temperature: tau for the first `temperature_moves` moves of a game (by
       `state.step_count`): PUCT samples the move with probability
-      proportional to N^(1/tau), Gumbel plays mctx's Gumbel-sampled action.
-      Afterwards, and always when tau = 0, the move is greedy (most visits /
-      best improved-policy weight).
+      proportional to N^(1/tau). Afterwards, and always when tau = 0, PUCT
+      plays the most visited move. Gumbel's move is set by `gumbel_move`.
     temperature_moves: k above (AlphaGo Zero: 30).
     gumbel_scale: Gumbel only. Scale of the root Gumbel noise (0 for a
       deterministic search).
@@ -163,6 +170,12 @@ class AlphaZeroSearchConfig:
       starts from; None means min(16, num_actions). Must not exceed the
       game's number of actions.
     max_depth: deepest tree path; None means num_simulations.
+    gumbel_move: Gumbel only. "halving": the sequential-halving winner
+      (mctx's `action`, what the Gumbel paper plays: Gumbel noise is its
+      exploration, `gumbel_scale` 0 makes it deterministic), on every move.
+      "argmax": mctx's Gumbel-sampled action for the first
+      `temperature_moves` moves, then the argmax of the improved policy,
+      which can pick a move the search never visited.
     resign_threshold: self-play resigns for the mover when the root value
       falls below this; None never resigns.
     resign_disabled_fraction: share of self-play games in which resignation
@@ -183,6 +196,10 @@ class AlphaZeroSearchConfig:
   max_depth: int | None = None
   resign_threshold: float | None = None
   resign_disabled_fraction: float = 0.1
+  gumbel_move: str = "halving"
+
+  # Runs recorded before `gumbel_move` existed played "argmax".
+  ADDED_FIELDS: ClassVar[Dict[str, str]] = {"gumbel_move": "argmax"}
 
   def __post_init__(self):
     self.static()  # Checks the static fields.
@@ -206,7 +223,7 @@ class AlphaZeroSearchConfig:
         num_simulations=self.num_simulations, policy=self.policy,
         normalize_q=self.normalize_q,
         max_num_considered_actions=self.max_num_considered_actions,
-        max_depth=self.max_depth)
+        max_depth=self.max_depth, gumbel_move=self.gumbel_move)
 
   def params(self) -> AlphaZeroParams:
     """The traced part, as float32 scalars."""
@@ -350,8 +367,11 @@ def alphazero_search(game: game_base.Game, evaluate: EvaluateFn,
         invalid_actions=invalid, max_depth=static.max_depth,
         max_num_considered_actions=static.num_considered_actions(game),
         gumbel_scale=params.gumbel_scale)
-    greedy = _greedy(tie_key, out.action_weights, legal)
-    action = jnp.where(sampling, out.action, greedy)
+    if static.gumbel_move == "halving":
+      action = out.action
+    else:
+      greedy = _greedy(tie_key, out.action_weights, legal)
+      action = jnp.where(sampling, out.action, greedy)
   else:
     qtransform = (mctx.qtransform_by_parent_and_siblings
                   if static.normalize_q else qtransform_raw)

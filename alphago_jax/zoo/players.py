@@ -330,8 +330,9 @@ class SearchPlayer(_TimedSearch):
   tree's size) and runs any smaller number of simulations, a traced value:
   mctx's simulation loop is given a traced upper bound. For PUCT that is
   exactly a smaller search; for Gumbel it is the first simulations of the
-  full budget's sequential-halving schedule, and the move is still the
-  greedy one of the improved policy from the Q values found so far.
+  full budget's sequential-halving schedule, and the move is the best
+  scored of the most visited candidates so far (or, with `gumbel_move`
+  "argmax", the greedy one of the improved policy).
 
   Given a time budget the player plays the largest count its own recent
   timings predict to fit (`predicted_seconds`); when not even one
@@ -411,10 +412,14 @@ class SearchPlayer(_TimedSearch):
             pb_c_init=config.c_puct,
             pb_c_base=(1e30 if config.c_puct_base is None
                        else config.c_puct_base))
-      # As `alphazero_search` for evaluation: the greedy move of the
-      # action weights (Gumbel's improved policy, PUCT's visit shares).
+      # As `alphazero_search` for evaluation: Gumbel's sequential-halving
+      # winner (with `gumbel_move` "halving"), else the greedy move of the
+      # action weights (the improved policy, PUCT's visit shares).
       weights = jnp.where(legal, out.action_weights, 0.0)[0]
-      action = argmax_random_tiebreak(tie_key, weights, legal[0])
+      if config.policy == "gumbel" and config.gumbel_move == "halving":
+        action = out.action[0]
+      else:
+        action = argmax_random_tiebreak(tie_key, weights, legal[0])
       tree = out.search_tree
       root_index = tree.ROOT_INDEX
       q = tree.qvalues(jnp.full((1,), root_index))[0]
