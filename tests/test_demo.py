@@ -1,7 +1,8 @@
 """`alphago-jax demo` at a small budget: its table is labelled with the
 reduced game count and adds up, and every board it prints is the board our
 rules engine reaches by replaying the moves it printed (legal each one),
-with the value estimates in range and the final count our engine's."""
+with the value estimates in range, the final count our engine's, the
+winner the count's, and the final picture the last board."""
 
 import functools
 import re
@@ -16,7 +17,7 @@ from alphago_jax.games.sgf import result_string
 from alphago_jax import engines
 
 SMALL = ["demo", "--games", "16", "--table-simulations", "0", "--moves",
-         "6", "--simulations", "8"]
+         "6", "--simulations", "8", "--svg", "None"]
 MOVE = re.compile(r"^move (\d+): (Black|White) \((.*?)\) plays (\S+) \[")
 
 
@@ -47,12 +48,13 @@ def rules():
   return game, jax.jit(game.step), jax.jit(game.area_score)
 
 
-def check_game(out, *, against_gnugo):
+def check_game(out, *, against_gnugo, moves=6):
+  """Replays the printed game; returns the final state."""
   game, step, area_score = rules()
   state = game.init(jax.random.key(0))
   lines = out.splitlines()
   starts = [i for i, l in enumerate(lines) if MOVE.match(l)]
-  assert len(starts) == 6, out
+  assert moves is None or len(starts) == moves, out
   for k, i in enumerate(starts):
     number, side, who, vertex = MOVE.match(lines[i]).groups()
     assert int(number) == k + 1
@@ -60,12 +62,12 @@ def check_game(out, *, against_gnugo):
     network = who.startswith("network")
     assert network == (k % 2 == 0 or not against_gnugo), lines[i]
     j = i + 1
-    if network:
+    if network and vertex != "resign":
       m = re.match(r"  value for \w+: network ([-+]\d\.\d\d), search "
                    r"([-+]\d\.\d\d); most visited of (\d+): ", lines[j])
       assert m, lines[j]
       assert all(-1 <= float(v) <= 1 for v in m.groups()[:2])
-      assert int(m.group(3)) == 8
+      assert int(m.group(3)) == simulations(out)
       j += 1
     action = game.vertex_to_action(vertex)
     assert bool(state.legal_action_mask[action]), f"move {k + 1} illegal"
@@ -74,9 +76,16 @@ def check_game(out, *, against_gnugo):
     np.testing.assert_array_equal(stones, np.asarray(game.stones(state)))
     assert marked == (action if action < game.num_points else None)
   count = result_string(float(area_score(state)))
-  assert (f"After 6 moves (the game goes on): the board counts {count} by "
-          f"Tromp-Taylor") in out
-  assert ("GNU Go's estimate: " in out) == against_gnugo
+  status = "the game is over" if moves is None else "the game goes on"
+  assert (f"After {len(starts)} moves ({status}): the board counts {count} "
+          f"by Tromp-Taylor") in out
+  assert ("GNU Go counts " in out) == against_gnugo
+  return state
+
+
+def simulations(out):
+  """The search budget the demo's player line states."""
+  return int(re.search(r"(\d+) simulations a move", out).group(1))
 
 
 def test_demo_small_budget(capsys, monkeypatch):
@@ -97,15 +106,38 @@ def test_demo_small_budget(capsys, monkeypatch):
   # (its compiled search is the one above's).
   monkeypatch.setattr(engines, "find_gnugo", lambda: None)
   status, out, err = run_demo(capsys, "demo", "--games", "0", "--moves",
-                              "6", "--simulations", "8")
+                              "6", "--simulations", "8", "--svg", "None")
   assert status == 0, err
   assert "== 1." not in out and "apt-get install gnugo" in out
   check_game(out, against_gnugo=False)
 
 
+def test_demo_plays_a_whole_game_and_draws_its_last_position(
+    capsys, monkeypatch, tmp_path):
+  # The player against itself, to the end, at a small budget: the winner
+  # is the side the final count favours, and the picture is the last board
+  # with the heat map of the last search that played on the board.
+  monkeypatch.setattr(engines, "find_gnugo", lambda: None)
+  svg = tmp_path / "final.svg"
+  status, out, err = run_demo(capsys, "demo", "--games", "0",
+                              "--simulations", "4", "--svg", str(svg))
+  assert status == 0, err
+  state = check_game(out, against_gnugo=False, moves=None)
+  game, _, area_score = rules()
+  assert bool(state.terminated)
+  winner = "Black" if float(area_score(state)) > 0 else "White"
+  assert f"\n{winner} (network " in out and " wins.\n" in out
+  picture = svg.read_text()
+  assert picture.startswith("<svg") and "by Tromp-Taylor" in picture
+  searched = [int(n) for n in re.findall(
+      r"^move (\d+): \w+ \(network [^)]*\) plays [A-HJ]\d", out, re.M)]
+  assert f"shading: visits of the search at move {searched[-1]}" in picture
+
+
 def test_demo_rejects_bad_budgets(capsys):
   for flag, value in (("--games", "-1"), ("--simulations", "0"),
-                      ("--gnugo-level", "11")):
+                      ("--gnugo-level", "11"), ("--preset", "sl-policy-9x9"),
+                      ("--preset", "no-such-preset")):
     status, out, err = run_demo(capsys, "demo", flag, value)
     assert status == 2 and err.startswith("error: --"), (flag, err)
     assert flag in err

@@ -32,7 +32,6 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.games.go import BLACK, Go, GoState
 from alphago_jax.games.sgf import result_score
 from alphago_jax.engines.gnugo_player import RESIGN
-from alphago_jax.search.alphazero import evaluate_states
 
 NETWORK = "network"
 GNUGO = "gnugo"
@@ -54,7 +53,7 @@ class Ply:
     visits: int `[N²+1]`, the search's visits of each root child; None on
       GNU Go's moves.
     value: the network's value of `before` for the mover, in [-1, 1];
-      None on GNU Go's moves.
+      None on GNU Go's moves and without a value network.
     search_value: the search's root value for the mover, in [-1, 1]; None
       on GNU Go's moves.
     seconds: the time the mover took.
@@ -79,23 +78,15 @@ def _rules(game: Go):
   return jax.jit(game.step), jax.jit(game.area_score), jax.jit(game.resign)
 
 
-@functools.lru_cache(maxsize=8)
-def _policy_fn(game: Go, evaluate):
-  def policy(variables, state):
-    logits, value = evaluate_states(game, evaluate, variables,
-                                    jax.tree.map(lambda x: x[None], state))
-    return jax.nn.softmax(logits[0]), value[0]
-  return jax.jit(policy)
-
-
 def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
                max_plies: Optional[int] = None,
                key: jax.Array) -> Iterator[Ply]:
   """Plays one game from the empty board and yields each move as a `Ply`.
 
   Args:
-    player: a `gtp.SearchPlayer` (e.g. `load_player("az-9x9")`); its `game`
-      (size, komi, superko) is the game played.
+    player: a search player of the zoo (`load_player("fast-9x9")`, an
+      AlphaGo or an AlphaZero search); its `game` (size, komi, superko)
+      is the game played.
     gnugo: a `gtp.GnuGoPlayer` on the same game, reset here; None: the
       network plays both colours.
     network_colour: BLACK or WHITE, the network's colour against GNU Go.
@@ -118,7 +109,6 @@ def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
                        f"{game.size}x{game.size} komi {game.komi:g}")
     gnugo.reset()
   step, _, resign = _rules(game)
-  policy = _policy_fn(game, player.evaluate)
   state = game.init(jax.random.key(0))
   number = 0
   while not bool(state.terminated) and (max_plies is None or
@@ -129,15 +119,14 @@ def watch_game(player, *, gnugo=None, network_colour: int = BLACK,
     if gnugo is None or colour == network_colour:
       key, sub = jax.random.split(key)
       decision = player.genmove(game, state, sub)
-      prior, value = jax.device_get(policy(player.variables, state))
+      prior, value = player.network_view(game, state)
       seconds = time.perf_counter() - start
       visits = np.zeros(game.num_actions, np.int64)
       for c in decision.candidates:
         visits[c.action] = c.visits
       action = int(decision.action)
       extra = dict(
-          policy=np.asarray(prior, np.float64), visits=visits,
-          value=float(value),
+          policy=prior, visits=visits, value=value,
           search_value=(None if decision.winrate is None
                         else 2.0 * decision.winrate - 1.0))
       who = NETWORK

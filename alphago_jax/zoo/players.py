@@ -312,6 +312,27 @@ class _TimedSearch:
     out = self._run(game, state, key, simulations)
     return self._decision(state, out, simulations)
 
+  def network_view(self, game: Go, state: GoState
+                   ) -> Tuple[np.ndarray, Optional[float]]:
+    """The networks' own view of `state`, without search: the policy,
+    float64 `[A]` (0 on illegal moves, summing to 1), and the value for
+    the mover in [-1, 1] (None without a value network)."""
+    _check_game(self.game, game, self.name)
+    game = self._as_played(game)
+    views = self.__dict__.setdefault("_network_views", {})
+    if game not in views:
+      def view(variables, state):
+        states = _batch(state)
+        logits, value = self._network(game, variables, states)
+        legal = states.legal_action_mask[0]
+        prior = jax.nn.softmax(jnp.where(legal, logits[0], MASKED_LOGIT))
+        return (jnp.where(legal, prior, 0.0),
+                jnp.float32(jnp.nan) if value is None else value[0])
+      views[game] = jax.jit(view)
+    prior, value = jax.device_get(views[game](self.variables, state))
+    prior = np.asarray(prior, np.float64)
+    return prior / prior.sum(), (None if np.isnan(value) else float(value))
+
   def record_timing(self, game: Go, simulations: int,
                     seconds: float) -> None:
     """Remembers how long a search of `simulations` took (`_record`)."""
@@ -372,6 +393,10 @@ class SearchPlayer(_TimedSearch):
         name=name, game=game,
         policy=lambda g, states: evaluate_states(g, evaluate, variables,
                                                  states))
+
+  def _network(self, game: Go, variables, states: GoState):
+    """`(logits [B, A], values [B])` of the network on `states`."""
+    return evaluate_states(game, self.evaluate, variables, states)
 
   # -- The compiled search ----------------------------------------------------
 
@@ -615,6 +640,15 @@ class AlphaGoPlayer(_TimedSearch):
         policy=lambda g, states: (policy_fn(
             variables[0], jax.vmap(g.observe)(states),
             states.legal_action_mask), None))
+
+  def _network(self, game: Go, variables, states: GoState):
+    """`(logits [B, A], values [B] or None)` of p (and v) on `states`,
+    in the board's own orientation."""
+    obs = jax.vmap(game.observe)(states)
+    logits = self.policy_fn(variables[0], obs, states.legal_action_mask)
+    value = (None if self.value_fn is None
+             else self.value_fn(variables[1], obs))
+    return logits, value
 
   # -- The compiled searches --------------------------------------------------
 
