@@ -7,6 +7,7 @@ with every move checked by our rules engine."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import re
 import subprocess
@@ -278,6 +279,64 @@ def test_boardsize_and_clear_board():
   assert board(e) == ["........."] * 9
   assert fails(e, "undo") == "cannot undo"
 
+
+
+def test_boardsize_switches_to_the_player_of_that_size():
+  # As `alphago-jax gtp` without --preset: each size has its own player;
+  # a size none plays is refused and the game goes on.
+  players = {9: FakePlayer(GAME9),
+             5: FakePlayer(dataclasses.replace(GAME9, size=5))}
+
+  def player_for_size(size):
+    if size not in players:
+      raise ValueError(f"no player for {size}x{size}")
+    return players[size]
+
+  e = make(players[9], player_for_size=player_for_size)
+  ok(e, "play b E5")
+  assert fails(e, "boardsize 13") == "unacceptable size"
+  assert "no player for 13x13" in e.logs[-1]
+  assert board(e)[4] == "....X...."
+  ok(e, "boardsize 5")
+  assert e.player is players[5] and board(e) == ["....."] * 5
+  assert ok(e, "genmove b") == "A5"  # The 5x5 player's first point.
+  ok(e, "boardsize 9")
+  assert e.player is players[9] and board(e) == ["........."] * 9
+
+
+def test_default_presets_one_a_size_each_searching_where_one_can():
+  defaults = [p for p in presets.registered_presets() if p.default]
+  sizes = [p.board_size for p in defaults]
+  assert sorted(sizes) == sorted(set(sizes)) and {9, 19} <= set(sizes)
+  for preset in defaults:
+    assert preset.evidence and os.path.exists(os.path.join(ROOT,
+                                                           preset.evidence))
+    searching = [p for p in presets.registered_presets()
+                 if p.board_size == preset.board_size and p.searches]
+    assert preset.searches or not searching, preset.name
+  if all(p.directory() for p in defaults):
+    assert presets.default_preset(9) in defaults
+  with pytest.raises(ValueError, match="no default preset for 13x13"):
+    presets.default_preset(13)
+  twice = """
+[[preset]]
+name = "a"
+board_size = 9
+player = "policy"
+networks = { policy = "sl9" }
+default = true
+description = "a"
+
+[[preset]]
+name = "b"
+board_size = 9
+player = "policy"
+networks = { policy = "sl9" }
+default = true
+description = "b"
+"""
+  with pytest.raises(ValueError, match="at most one may be"):
+    presets.parse_table(twice, "t.toml")
 
 def test_final_score_tromp_taylor_by_hand():
   # Black walls off columns A-D (36 points), White F-J (36); column E

@@ -1,6 +1,7 @@
 """Our players as a GTP (version 2) engine on stdin/stdout.
 
-    python -m alphago_jax.gtp --preset az-9x9 --simulations 256
+    python -m alphago_jax.gtp                      # the default presets
+    python -m alphago_jax.gtp --preset strongest-9x9
 
 Three layers, each testable alone:
 
@@ -66,6 +67,8 @@ from alphago_jax.zoo.players import Decision
 
 ENGINE_NAME = "alphago-jax"
 PROTOCOL_VERSION = "2"
+# The board a default engine starts on, before any `boardsize`.
+DEFAULT_BOARD_SIZE = 9
 MOVE_CAP_FACTOR = 4  # Default move cap: 4·N², beyond any real game.
 # Time management: the share of a move's allotted time it may plan to use
 # (searches vary by some 10% and a busy machine slows them more), and a
@@ -82,7 +85,7 @@ _ID = re.compile(r"[0-9]+")  # ASCII digits only (str.isdigit takes "²").
 
 
 class Player(Protocol):
-  """What the engine needs from a player (see `gtp.players`).
+  """What the engine needs from a player (see `zoo.players`).
 
   Attributes:
     name: shown by `version`.
@@ -244,6 +247,8 @@ class GTPEngine:
       player's name. Lizzie 0.7 reads the answer as a Leela Zero version
       and freezes on one below 0.15 (see `--gtp-version`).
     log: where diagnostics go (default stderr).
+    player_for_size: `size -> player` for a `boardsize` the player does not
+      play (ValueError: none plays it); None: such a size is refused.
   """
 
   def __init__(self, player: Player, *, komi: float = 7.5,
@@ -251,10 +256,12 @@ class GTPEngine:
                time_safety: float = TIME_SAFETY,
                lag_buffer: float = LAG_BUFFER_S, prepare: bool = True,
                version: Optional[str] = None,
-               log: Optional[Callable[[str], None]] = None):
+               log: Optional[Callable[[str], None]] = None,
+               player_for_size: Optional[Callable[[int], Player]] = None):
     if not isinstance(getattr(player, "game", None), Go):
       raise ValueError(f"gtp: the player needs a Go `game`, got {player!r}")
     self.player = player
+    self._player_for_size = player_for_size
     self.max_moves = max_moves
     self.key = jax.random.key(seed)
     self._prepare = prepare
@@ -369,6 +376,14 @@ class GTPEngine:
   def cmd_boardsize(self, args) -> str:
     _args(args, 1)
     size = int(_number(args[0], "board size", integer=True))
+    if size != self.player.game.size and self._player_for_size is not None:
+      try:
+        player = self._player_for_size(size)
+      except ValueError as e:
+        self._log(f"gtp: {e}")
+        raise GTPFailure("unacceptable size") from None
+      self._log(f"gtp: {size}x{size}: serving {player.name}")
+      self.player = player
     if size != self.player.game.size:
       self._log(f"gtp: {self.player.name} plays only "
                 f"{self.player.game.size}x{self.player.game.size}, not "
@@ -710,9 +725,10 @@ def serve(engine: GTPEngine, stdin, stdout: TextIO) -> int:
 
 
 EXAMPLES = """examples:
+  alphago-jax gtp                 # the strongest preset of each board size
   alphago-jax gtp --list-presets
   alphago-jax gtp --preset strongest-9x9
-  alphago-jax gtp --checkpoint checkpoints/go9 --simulations 64
+  alphago-jax gtp --preset az-9x9 --checkpoint runs/go9 --simulations 64
   alphago-jax gtp --preset az-9x9 --gtp-version 0.17   # as Lizzie's engine
   gogui-twogtp -black "alphago-jax gtp" -white "gnugo --mode gtp" -size 9"""
 
@@ -724,8 +740,11 @@ def _parser() -> argparse.ArgumentParser:
                   "stdin/stdout (logs on stderr). A GUI (Sabaki, Lizzie) "
                   "or a match runner starts it as its engine command.",
       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument("--preset", default="az-9x9",
-                 help="named player (see --list-presets; default az-9x9)")
+  p.add_argument("--preset", default=None,
+                 help="named player (see --list-presets); default: the "
+                      "preset marked default for the board size, the "
+                      "strongest measured there (9x9 first, another on "
+                      "`boardsize`)")
   p.add_argument("--checkpoint", default=None,
                  help="a directory with a network of the preset's kind "
                       "(e.g. a training run), instead of the preset's own")
@@ -754,6 +773,19 @@ def _parser() -> argparse.ArgumentParser:
                  help="resign when the winrate falls below this (default: "
                       "never)")
   return p
+
+
+def _default_players(options) -> Callable[[int], Player]:
+  """`size -> player` of the default preset of each board size, loaded
+  once each, with the command line's `options`."""
+  loaded: Dict[int, Player] = {}
+
+  def player_for_size(size: int) -> Player:
+    if size not in loaded:
+      loaded[size] = presets.load_player(presets.default_preset(size).name,
+                                         **options)
+    return loaded[size]
+  return player_for_size
 
 
 def main(argv: Optional[List[str]] = None, *, stdin=None,
@@ -787,11 +819,20 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
     except ValueError as e:
       print(f"error: --gtp-version: {e}", file=sys.stderr)
       return 2
+  if args.checkpoint is not None and args.preset is None:
+    print("error: --checkpoint needs --preset, the preset whose kind of "
+          "network it holds (e.g. --preset az-9x9)", file=sys.stderr)
+    return 2
+  options = dict(simulations=args.simulations,
+                 resign_threshold=args.resign_threshold)
+  player_for_size = None
   try:
-    player = presets.load_player(
-        args.preset, checkpoint=args.checkpoint,
-        simulations=args.simulations,
-        resign_threshold=args.resign_threshold)
+    if args.preset is None:
+      player_for_size = _default_players(options)
+      player = player_for_size(DEFAULT_BOARD_SIZE)
+    else:
+      player = presets.load_player(args.preset, checkpoint=args.checkpoint,
+                                   **options)
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
@@ -805,7 +846,8 @@ def main(argv: Optional[List[str]] = None, *, stdin=None,
   try:
     engine = GTPEngine(player, komi=args.komi, max_moves=args.max_moves,
                        seed=args.seed, time_safety=args.time_safety,
-                       lag_buffer=args.lag_buffer, version=args.gtp_version)
+                       lag_buffer=args.lag_buffer, version=args.gtp_version,
+                       player_for_size=player_for_size)
     return serve(engine, stdin or sys.stdin, out)
   finally:
     sys.stdout = saved

@@ -47,6 +47,8 @@ class Preset:
     options: the player's other settings (`ensemble` for a policy).
     evidence: the committed file (relative to the repository) that
       measures its strength, or None.
+    default: what plays on its board size when no preset is named
+      (`default_preset`): the strongest measured there.
   """
   name: str
   description: str
@@ -56,6 +58,7 @@ class Preset:
   search: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   evidence: Optional[str] = None
+  default: bool = False
 
   def __post_init__(self):
     where = f"preset {self.name!r}"
@@ -239,6 +242,11 @@ def parse_table(text: str, source: str = TABLE) -> List[Preset]:
       raise ValueError(f"{where}: the name is used twice")
     seen.add(preset.name)
     presets.append(preset)
+  for size in {p.board_size for p in presets}:
+    defaults = [p.name for p in presets if p.default and p.board_size == size]
+    if len(defaults) > 1:
+      raise ValueError(f"{source}: presets {defaults} are each the default "
+                       f"for {size}x{size}; at most one may be")
   return presets
 
 
@@ -266,6 +274,20 @@ def registered_presets() -> List[Preset]:
 def available_presets() -> List[Preset]:
   """The registered presets whose networks exist, by name."""
   return [p for p in registered_presets() if p.directory()]
+
+
+def default_preset(board_size: int) -> Preset:
+  """The preset marked `default` for `board_size` whose networks exist.
+
+  Raises:
+    ValueError: none for that size.
+  """
+  for preset in available_presets():
+    if preset.default and preset.board_size == board_size:
+      return preset
+  sizes = sorted({p.board_size for p in available_presets() if p.default})
+  raise ValueError(f"no default preset for {board_size}x{board_size} (the "
+                   f"defaults play {', '.join(f'{n}x{n}' for n in sizes)})")
 
 
 def get_preset(name: str) -> Preset:
