@@ -603,8 +603,8 @@ def test_train_runs_each_later_alphago_stage_command(capsys):
   # `alphago-jax train STAGE` is the stage's own command: its --help (the
   # command's options, under the subcommand's name) for each; a bad flag
   # is the command's error.
-  from alphago_jax.cli import train as train_cli  # pylint: disable=import-outside-toplevel
-  for stage in train_cli.ALPHAGO_STAGES:
+  from alphago_jax.cli import stages  # pylint: disable=import-outside-toplevel
+  for stage in stages.names():
     assert cli_main(["train", stage, "--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: alphago-jax train {stage} "), out[:200]

@@ -20,7 +20,7 @@ REQUIRED = {"rollout-policy": {"data": "games"},
             "sl-policy": {"data": "games"}}
 
 
-@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+@pytest.mark.parametrize("stage", sorted(stages.names()))
 def test_stage_help_shows_options_and_examples(capsys, stage):
   status, out, _ = run_cli(capsys, "train", stage, "--help")
   assert status == 0
@@ -60,7 +60,7 @@ def _record(tmp_path, stage, options):
   return path, json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("stage", sorted(stages.MODULES))
+@pytest.mark.parametrize("stage", sorted(stages.names()))
 def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
   options = stages.load(stage).Options
   names = [f.name for f in dataclasses.fields(options)]

@@ -19,9 +19,9 @@ COMMANDS = {
              "the shipped 9x9 network against GNU Go, in minutes"),
     "train": ("alphago_jax.cli.train",
               "train a network in a run directory (AlphaZero on a game of "
-              "training.game_specs: tictactoe, go9, othello; AlphaGo's "
-              "stages: sl-policy, rollout-policy, rl-policy, value-data, "
-              "value-net, chain-9x9); repeat or resume a run"),
+              "training.game_specs, or a stage of AlphaGo's of "
+              "cli.stages: `alphago-jax train --help` names them); repeat "
+              "or resume a run"),
     "selfplay": ("alphago_jax.cli.selfplay",
                  "play games of a network (or any agent) against itself and "
                  "write them as SGF / JSON lines"),

@@ -219,15 +219,15 @@ EXAMPLES = """examples:
   alphago-jax train --resume runs/go9 --hours 2 --stall-minutes 15
 
 AlphaGo's 2016 stages (each with --help, --resume or rerun, --quick):
-  alphago-jax train sl-policy --data ../shared/data/kgs-6d --output runs/sl
-  alphago-jax train gnugo-games --output data/gnugo9b --games 1200
-  alphago-jax train rollout-policy --data ../shared/data/kgs-6d --output runs/rollout
-  alphago-jax train rl-policy --sl-checkpoint checkpoints/sl9 --output runs/rl9
-  alphago-jax train value-data --sl-checkpoint checkpoints/sl9 --rl-checkpoint checkpoints/rl9 --output data/value9
-  alphago-jax train value-net --data data/value9 --output runs/value9
-  alphago-jax train chain-9x9 --output runs/chain9   (all of them, in order)
+{stages}
   alphago-jax train --from-run runs/rl9 --output runs/rl9-again   (any of them)
   alphago-jax train --resume runs/rl9 --hours 1"""
+
+
+def _examples() -> str:
+  """`EXAMPLES` with each registered stage's first example."""
+  return EXAMPLES.format(stages="\n".join(
+      stages.get(name).examples.splitlines()[1] for name in stages.names()))
 
 
 def _defaults():
@@ -299,20 +299,6 @@ def _repeat(args: Repeat) -> int:
   return 0
 
 
-# AlphaGo's 2016 stages, each a typed command of `alphago_jax.cli.stages`
-# (its own config.json, --quick where it has one, --resume where it
-# trains), and the experiments/alphago/ script that wraps it.
-ALPHAGO_STAGES = {stage: script for script, stage in stages.SCRIPTS.items()}
-
-
-# Runs of those scripts that recorded their command line (command.json of
-# format 1) repeat through the stage's command, which takes the same flags;
-# the ones with a --resume flag (and --hours) continue through it, the
-# others by running the same command again.
-RESUME_FLAG = frozenset({"sl_policy.py", "rollout_policy.py",
-                         "rl_policy.py", "value_net.py"})
-
-
 def _repeat_stage(args: Repeat, source: str) -> int:
   """--from-run / --resume of a stage's run from its recorded options
   (command.json of format 2): the same options, resolved as they ran."""
@@ -337,7 +323,7 @@ def _repeat_stage(args: Repeat, source: str) -> int:
     print(json.dumps({"stage": stage, "output": command.output,
                       "options": rundir.to_json(options)}, indent=1))
     return 0
-  return stages.load(stage).run(command)
+  return stages.execute(stage, command)
 
 
 def _repeat_command(args: Repeat, source: str) -> int:
@@ -345,7 +331,14 @@ def _repeat_command(args: Repeat, source: str) -> int:
   that command again, from its command.json."""
   if rundir.command_format(source) == rundir.STAGE_FORMAT:
     return _repeat_stage(args, source)
-  script, argv, record = rundir.read_command(source, stages.SCRIPTS)
+  # Runs of the experiments/alphago/ scripts that recorded their command
+  # line (command.json of format 1) repeat through the stage's command,
+  # which takes the same flags; the training stages (a --resume flag, and
+  # --hours) continue through it, the others by running it again.
+  scripts = stages.scripts()
+  script, argv, record = rundir.read_command(source, scripts)
+  trains = issubclass(stages.get(scripts[script]).command,
+                      stages.TrainingCommand)
   _note_other_commit(source, record)
   if args.iterations is not None:
     raise rundir.RunConfigError(f"--iterations: {script} runs have their "
@@ -356,15 +349,15 @@ def _repeat_command(args: Repeat, source: str) -> int:
                                   "--hours is for --resume")
     call = argv + ["--output", args.output]
   else:
-    if args.hours is not None and script not in RESUME_FLAG:
+    if args.hours is not None and not trains:
       raise rundir.RunConfigError(f"--hours: {script} has no time limit")
     call = argv + ["--output", source]
-    if script in RESUME_FLAG:
+    if trains:
       call.append("--resume")
     if args.hours is not None:
       call += ["--hours", repr(float(args.hours))]
   if args.stall_minutes is not None:
-    if script not in RESUME_FLAG:
+    if not trains:
       raise rundir.RunConfigError(f"--stall-minutes: {script} has no "
                                   "training loop to watch")
     call += ["--stall-minutes", repr(float(args.stall_minutes))]
@@ -372,26 +365,26 @@ def _repeat_command(args: Repeat, source: str) -> int:
   if args.dry_run:
     print(" ".join([prog] + call))
     return 0
-  return stages.main(stages.SCRIPTS[script], call, prog)
+  return stages.main(scripts[script], call, prog)
 
 
 def main(argv: List[str]) -> int:
   """`alphago-jax train ARGS`; returns the exit status."""
   prog = "alphago-jax train"
-  if argv and argv[0] in stages.MODULES:
+  if argv and argv[0] in stages.names():
     return stages.main(argv[0], argv[1:])
   try:
     if any(a.split("=")[0] in ("--from-run", "--resume", "--from_run")
            for a in argv):
       try:
-        args = parsing.parse(Repeat, argv, prog=prog, examples=EXAMPLES)
+        args = parsing.parse(Repeat, argv, prog=prog, examples=_examples())
       except ValueError as e:  # Repeat's own validation
         raise rundir.RunConfigError(f"--stall-minutes: {e}") from None
       return _repeat(args)
     try:
       cmd = parsing.parse(
           tyro.extras.subcommand_type_from_defaults(_defaults()), argv,
-          prog=prog, examples=EXAMPLES,
+          prog=prog, examples=_examples(),
           summary="Train a network in a run directory.")
     except ValueError as e:  # the run config's own validation
       raise rundir.RunConfigError(str(e)) from None

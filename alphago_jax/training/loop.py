@@ -3,8 +3,9 @@
 `make_iteration` returns a single jitted function that plays a chunk of
 self-play, inserts the examples into the on-device replay buffer and takes K
 gradient steps (a `lax.scan`), so an iteration is one dispatch with no host
-round trip. `train` runs it in the shared host loop (`host_loop.run`),
-which only logs metrics, evaluates and checkpoints.
+round trip. It is the step of the `alphazero` stage (`TRAINING_STAGE`, registered
+in `training.stage.STAGES`); `train` runs it with `stage.run_stage` in the
+shared host loop, which only logs metrics, evaluates and checkpoints.
 
 Data parallelism: given a `jax.sharding.Mesh` with one axis `"data"`, the
 self-play games and every training batch are sharded over it and the state
@@ -19,6 +20,7 @@ from the hosts). See docs/results/alphazero.md, "Scaling out".
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -40,6 +42,7 @@ from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
 from alphago_jax.training.selfplay import self_play
+from alphago_jax.training.stage import Stage, StageRun, register, run_stage
 from alphago_jax.training.state import TrainState, variables_of
 
 
@@ -148,6 +151,39 @@ def _make_iteration(game, config, mesh, augment):
 Evaluator = host_loop.Evaluator
 
 
+@dataclasses.dataclass(frozen=True)
+class AlphaZeroInputs:
+  """What an AlphaZero run reads besides its config: the game it plays and
+  how its replay samples are augmented."""
+  game: game_base.Game
+  augment: AugmentFn = identity_augment
+
+
+def _loop_defaults(run: StageRun) -> Dict[str, Any]:
+  moves = run.config.num_games * run.config.max_moves
+
+  def summarize(metrics, *, step, steps, seconds):
+    del step, steps  # one iteration a record
+    return {"examples_per_second": metrics["examples_added"] / seconds,
+            "moves_per_second": moves / seconds}
+
+  return dict(summarize=summarize, postfix=lambda record: {
+      "loss": f"{record['loss']:.3f}",
+      "examples_s": f"{record['examples_per_second']:.0f}",
+      "moves_s": f"{record['moves_per_second']:.0f}"})
+
+
+TRAINING_STAGE = register(Stage(
+    name="alphazero", config_type=TrainConfig,
+    init=lambda run: init_train_state(run.inputs.game, run.config, run.seed,
+                                      mesh=run.mesh),
+    make_step=lambda run, start: make_iteration(
+        run.inputs.game, run.config, mesh=run.mesh,
+        augment=run.inputs.augment),
+    architecture=lambda run: run.config.architecture(run.inputs.game),
+    with_buffer=lambda run: run.config.save_buffer, loop_defaults=_loop_defaults))
+
+
 def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           num_iterations: int, output_dir: Optional[str] = None,
           mesh: Optional[Mesh] = None, augment: AugmentFn = identity_augment,
@@ -159,7 +195,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           handle_signals: bool = False,
           stall_seconds: Optional[float] = None
           ) -> Tuple[TrainState, List[Dict[str, Any]]]:
-  """Runs (or resumes) training up to `num_iterations` iterations.
+  """Runs (or resumes) training up to `num_iterations` iterations (the
+  `alphazero` stage in `stage.run_stage`).
 
   With `output_dir`, metrics go to `output_dir/metrics.jsonl` (one record
   per iteration) and checkpoints to `output_dir/checkpoints` (every
@@ -188,25 +225,11 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
     the final state and the records of this call.
   """
   check_int("num_iterations", num_iterations, 0)
-  state = init_train_state(game, config, seed, mesh=mesh)
-  iteration = make_iteration(game, config, mesh=mesh, augment=augment)
-  moves = config.num_games * config.max_moves
-
-  def summarize(metrics, *, step, steps, seconds):
-    del step, steps  # one iteration a record
-    return {"examples_per_second": metrics["examples_added"] / seconds,
-            "moves_per_second": moves / seconds}
-
-  return host_loop.run(
-      state, lambda state: iteration, num_steps=num_iterations,
-      architecture=config.architecture(game), output_dir=output_dir,
-      with_buffer=config.save_buffer, mesh=mesh, resume=resume,
-      summarize=summarize, evaluator=evaluator,
+  return run_stage(
+      TRAINING_STAGE, config, seed=seed, num_steps=num_iterations,
+      inputs=AlphaZeroInputs(game, augment), mesh=mesh,
+      output_dir=output_dir, resume=resume, evaluator=evaluator,
       evaluate_every=evaluate_every, checkpoint_every=checkpoint_every,
       stop_when=stop_when, handle_signals=handle_signals, log=log,
-      progress=progress,
-      postfix=lambda record: {
-          "loss": f"{record['loss']:.3f}",
-          "examples_s": f"{record['examples_per_second']:.0f}",
-          "moves_s": f"{record['moves_per_second']:.0f}"},
-      tensorboard=tensorboard, stall_seconds=stall_seconds)
+      progress=progress, tensorboard=tensorboard,
+      stall_seconds=stall_seconds)

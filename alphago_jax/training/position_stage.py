@@ -5,9 +5,10 @@ of v_θ (`training.value_net`) both start a run the same way, take one
 compiled gradient step on the AlphaGo planes of a compact batch
 (`data.feature_batch`, a random symmetry per example), feed it batches of
 a seeded stream (`data.batches`) in the host loop every stage uses
-(`host_loop.run`), sum an evaluation step over fixed positions, and load
-their networks back from a checkpoint the same way. Only the network, its
-loss and the evaluation's sums differ; they come in as arguments.
+(`make_stage`: one `training.stage.Stage` shape for both), sum an
+evaluation step over fixed positions, and load their networks back from a
+checkpoint the same way. Only the network, its loss and the evaluation's
+sums differ; they come in as arguments.
 
 A stage's config is a `StageConfig`: an `optim.ScheduleConfig` with a
 `model` (a `models.plane_net.PlaneNetConfig`) and an `augment` flag.
@@ -31,11 +32,11 @@ from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches, sequential_batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training import host_loop
 from alphago_jax.training import optim
 from alphago_jax.training.mesh import (DATA_AXIS, batch_constraint,
                                         check_mesh, jit_over_batch,
                                         replicate)
+from alphago_jax.training.stage import Stage, StageRun, run_stage
 from alphago_jax.training.state import TrainState, variables_of
 
 # The compact-batch fields a step reads (`game` and `valid` stay home;
@@ -232,48 +233,92 @@ def summed(step: Callable[[Any, Dict[str, jax.Array]], Dict[str, jax.Array]],
   return {k: float(v) for k, v in jax.device_get(totals).items()}
 
 
-def run(state: TrainState,
-        step_fn: Callable[[TrainState, Dict[str, jax.Array]], Any],
-        train: Positions, *, config, seed: int, mesh: Optional[Mesh],
-        evaluator: Optional[Callable[[TrainState], Dict[str, float]]],
-        postfix: Callable[[Dict[str, Any]], Dict[str, str]],
-        max_samples: Optional[int] = None,
-        output_dir: Optional[str] = None, resume: bool = True,
-        log_every: int = 100, eval_every: int = 2000,
-        checkpoint_seconds: float = 600.0, checkpoint_every: int = 0,
-        max_seconds: Optional[float] = None,
-        stall_seconds: Optional[float] = None,
-        max_train_seconds: Optional[float] = None,
-        log: Optional[Callable[[str], None]] = None,
-        progress: bool = False, tensorboard: Optional[bool] = None
-        ) -> Tuple[TrainState, List[Dict[str, Any]]]:
-  """Runs (or resumes) `step_fn` on batch `s` of `data.batches(train,
-  config.batch_size, seed)` at step `s`, in `host_loop.run`, so the run is
-  a function of the seed and the step count, wherever it was interrupted.
+@dataclasses.dataclass(frozen=True)
+class PositionInputs:
+  """What a position stage's run reads besides its config.
 
-  Records get `samples`, `epoch` and `samples_per_second`; checkpoints
-  carry `config.architecture()`.
+  Attributes:
+    train: the training positions.
+    evaluation: the stage's evaluation positions (p_σ: one `Positions`;
+      v_θ: name -> `Positions`), or None for no evaluation.
+    eval_batch_size: positions an evaluation batch.
+    init_variables: the network a new run starts from (None: random); a
+      resumed run starts from its checkpoint.
+  """
+  train: Positions
+  evaluation: Any = None
+  eval_batch_size: int = 256
+  init_variables: Optional[Dict[str, Any]] = None
+
+
+def make_stage(*, name: str, config_type: type,
+               init: Callable[[StageRun], TrainState],
+               train_step: Callable[..., Callable],
+               evaluate: Callable[[StageRun], Callable[[TrainState],
+                                                       Dict[str, float]]],
+               postfix: Callable[[Dict[str, Any]], Dict[str, str]]
+               ) -> Stage:
+  """The `Stage` of a network trained on stored positions (its
+  `StageRun.inputs` a `PositionInputs`).
+
+  Step `s` runs `train_step(config, mesh=mesh)` on batch `s` of
+  `data.batches(train, config.batch_size, seed)`, so the run is a function
+  of the seed and the step count, wherever it was interrupted. Records get
+  `samples`, `epoch` and `samples_per_second`; checkpoints carry
+  `config.architecture()`; the run is evaluated (`evaluate(run)`, when
+  `inputs.evaluation` is given) every `evaluate_every` steps (default
+  2000) and when it stops. Defaults: a record every 100 steps, a
+  checkpoint every 600 s, SIGTERM/SIGINT stop cleanly.
+  """
+  def make_step(run: StageRun, start: TrainState):
+    step_fn = train_step(run.config, mesh=run.mesh)
+    # The stream resumes at the step the state is at.
+    stream = batches(run.inputs.train, run.config.batch_size, run.seed,
+                     start_step=int(start.iteration))
+    return lambda state: step_fn(state, to_device(next(stream), run.mesh))
+
+  def loop_defaults(run: StageRun) -> Dict[str, Any]:
+    batch_size = run.config.batch_size
+    per_epoch = max(1, len(run.inputs.train) // batch_size)
+
+    def summarize(metrics, *, step, steps, seconds):
+      del metrics
+      return {"samples": step * batch_size, "epoch": step / per_epoch,
+              "samples_per_second": steps * batch_size / seconds}
+
+    def resumed(done, seconds):
+      return (f"resumed from step {done} ({done * batch_size} "
+              f"samples, {seconds / 3600:.2f} h of training)")
+
+    return dict(log_every=100, evaluate_every=2000, evaluate_on_stop=True,
+                checkpoint_seconds=600.0, handle_signals=True,
+                summarize=summarize, resumed_message=resumed,
+                progress_unit="pos", progress_scale=batch_size,
+                postfix=postfix)
+
+  return Stage(
+      name=name, config_type=config_type, init=init, make_step=make_step,
+      architecture=lambda run: run.config.architecture(),
+      evaluate=lambda run: (None if run.inputs.evaluation is None
+                            else evaluate(run)),
+      loop_defaults=loop_defaults)
+
+
+def run(stage: Stage, config, inputs: PositionInputs, *, seed: int,
+        mesh: Optional[Mesh] = None, max_samples: Optional[int] = None,
+        eval_every: Optional[int] = None, **loop_options
+        ) -> Tuple[TrainState, List[Dict[str, Any]]]:
+  """Runs (or resumes) a position `stage` (`make_stage`) with `run_stage`
+  up to `max_samples` training positions.
 
   Args:
-    state: the fresh state (the template a checkpoint is restored into).
-    evaluator: None, or `state -> fields` of a record, run every
-      `eval_every` steps and when the call stops.
-    postfix: `record -> fields` of the progress bar.
     max_samples: stop once this many training positions were seen (default
       `config.total_samples`).
-    output_dir: `metrics.jsonl`, `tensorboard/` and `checkpoints/` go there.
-    resume: load the latest checkpoint in `output_dir` first.
-    log_every: steps a metrics record (train means over those steps).
-    checkpoint_seconds, checkpoint_every: save every that many seconds
-      and/or steps (0: never), and always when stopping.
-    max_seconds: stop after this much wall-clock time in this call.
-    stall_seconds: end the process when no step, evaluation or checkpoint
-      finishes for this long (`host_loop.run`; None: never).
-    max_train_seconds: stop once training time summed over every call of
-      the run (read back from the metrics) reaches this.
-    log: called with each record as one line.
-    progress: a tqdm bar of the samples.
-    tensorboard: as in `training.train`.
+    eval_every: steps between evaluations (default 2000).
+    loop_options: `host_loop.run`'s: `output_dir`, `resume`, `log_every`,
+      `checkpoint_seconds`, `checkpoint_every`, `max_seconds`,
+      `stall_seconds`, `max_train_seconds` (training time summed over
+      every call of the run), `log`, `progress`, `tensorboard`.
 
   Returns:
     the final state and this call's records.
@@ -281,36 +326,12 @@ def run(state: TrainState,
   Raises:
     CheckpointMismatchError: the checkpoint is of another network.
   """
-  batch_size = config.batch_size
   max_samples = config.total_samples if max_samples is None else max_samples
-  per_epoch = max(1, len(train) // batch_size)
-
-  def make_step(start):
-    # The stream resumes at the step the state is at.
-    stream = batches(train, batch_size, seed,
-                     start_step=int(start.iteration))
-    return lambda state: step_fn(state, to_device(next(stream), mesh))
-
-  def summarize(metrics, *, step, steps, seconds):
-    del metrics
-    return {"samples": step * batch_size, "epoch": step / per_epoch,
-            "samples_per_second": steps * batch_size / seconds}
-
-  def resumed(done, seconds):
-    return (f"resumed from step {done} ({done * batch_size} "
-            f"samples, {seconds / 3600:.2f} h of training)")
-
-  return host_loop.run(
-      state, make_step, num_steps=max_samples // batch_size,
-      architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=False, mesh=mesh, resume=resume, log_every=log_every,
-      summarize=summarize, evaluator=evaluator, evaluate_every=eval_every,
-      evaluate_on_stop=True, checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
-      max_train_seconds=max_train_seconds, handle_signals=True,
-      stall_seconds=stall_seconds, log=log, resumed_message=resumed,
-      progress=progress, progress_unit="pos", progress_scale=batch_size,
-      postfix=postfix, tensorboard=tensorboard)
+  if eval_every is not None:
+    loop_options["evaluate_every"] = eval_every
+  return run_stage(stage, config, seed=seed,
+                   num_steps=max_samples // config.batch_size,
+                   inputs=inputs, mesh=mesh, **loop_options)
 
 
 def load_network(checkpoint_dir, *, step: Optional[int],

@@ -27,7 +27,9 @@ the same gradients outside a loop. Every
 buffer of `pool_size`).
 
 The state is a `TrainState` whose `buffer` is the `OpponentPool`, so
-`host_loop.run` checkpoints and resumes it like any stage (`with_buffer`).
+the host loop checkpoints and resumes it like any stage's (`with_buffer`
+of the `rl_policy` stage, `TRAINING_STAGE`, registered in
+`training.stage.STAGES`).
 Batch-norm statistics (a residual trunk) are not trained here: the games
 and the gradient use the network in inference mode.
 """
@@ -51,11 +53,11 @@ from alphago_jax.core.checks import (check as _check, check_int,
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
-from alphago_jax.training import host_loop
 from alphago_jax.training import optim
 from alphago_jax.training import policy_games
 from alphago_jax.training import supervised
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh
+from alphago_jax.training.stage import Stage, StageRun, register, run_stage
 from alphago_jax.training.state import TrainState, variables_of
 
 OPTIMIZERS = optim.OPTIMIZERS
@@ -468,30 +470,43 @@ def train_reinforce(config: ReinforceConfig, *, seed: int,
     CheckpointMismatchError: `output_dir` holds a checkpoint of another
       network or stage.
   """
-  state = init_reinforce_state(config, seed, variables, mesh=mesh)
-  step_fn = make_iteration(config, mesh=mesh)
+  return run_stage(
+      TRAINING_STAGE, config, seed=seed, num_steps=num_iterations,
+      inputs=variables, mesh=mesh, output_dir=output_dir, resume=resume,
+      log_every=log_every, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      stall_seconds=stall_seconds, max_train_seconds=max_train_seconds,
+      log=log, progress=progress, tensorboard=tensorboard)
+
+
+def _loop_defaults(run: StageRun) -> Dict[str, Any]:
+  games = run.config.games_per_iteration
 
   def summarize(metrics, *, step, steps, seconds):
     del metrics
-    return {"games": step * config.games_per_iteration,
+    return {"games": step * games,
             "seconds_per_iteration": seconds / max(steps, 1)}
 
   def resumed(done, seconds):
     return (f"resumed from iteration {done} ({seconds / 3600:.2f} h of "
             f"training)")
 
-  return host_loop.run(
-      state, lambda start: step_fn, num_steps=num_iterations,
-      architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=True, mesh=mesh, resume=resume, log_every=log_every,
-      summarize=summarize, checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
-      stall_seconds=stall_seconds,
-      max_train_seconds=max_train_seconds, handle_signals=True, log=log,
-      resumed_message=resumed, progress=progress, progress_unit="it",
-      postfix=lambda r: {"win": f"{r['win_rate']:.2f}",
-                         "len": f"{r['mean_length']:.0f}"},
-      tensorboard=tensorboard)
+  return dict(summarize=summarize, handle_signals=True,
+              resumed_message=resumed, progress_unit="it",
+              postfix=lambda r: {"win": f"{r['win_rate']:.2f}",
+                                 "len": f"{r['mean_length']:.0f}"})
+
+
+# The `rl_policy` stage (`training.stage.STAGES`): its `StageRun.inputs`
+# are p_σ's variables (None: a fresh network); the state's buffer is the
+# opponent pool, so checkpoints hold it.
+TRAINING_STAGE = register(Stage(
+    name="rl_policy", config_type=ReinforceConfig,
+    init=lambda run: init_reinforce_state(run.config, run.seed, run.inputs,
+                                          mesh=run.mesh),
+    make_step=lambda run, start: make_iteration(run.config, mesh=run.mesh),
+    architecture=lambda run: run.config.architecture(),
+    with_buffer=lambda run: True, loop_defaults=_loop_defaults))
 
 
 def load_rl_policy(checkpoint_dir, *, step: Optional[int] = None

@@ -3,9 +3,11 @@
 p_π (`models.rollout_policy`) is a linear softmax over pattern features
 (`games.go_patterns`). It is trained by cross-entropy of the move played
 over the legal points of each cached position (`data.positions`), with
-Adam on minibatches streamed from the cache (`data.batches`), in the
-shared host loop (`training.host_loop`: metrics, orbax checkpoints, exact
-resume). The features are invariant under the board's symmetries, so no
+Adam on minibatches streamed from the cache (`data.batches`): the
+`rollout_policy` stage (`TRAINING_STAGE`, registered in
+`training.stage.STAGES`), run by `stage.run_stage` in the shared host loop
+(metrics, orbax checkpoints, exact resume), which then exports the
+weights. The features are invariant under the board's symmetries, so no
 augmentation is needed.
 
 Features are computed inside the compiled step from the compact
@@ -34,7 +36,8 @@ from alphago_jax.data.batches import batches
 from alphago_jax.data.positions import Positions
 from alphago_jax.games import go_patterns
 from alphago_jax.models import rollout_policy as model_lib
-from alphago_jax.training import host_loop, optim, position_stage
+from alphago_jax.training import optim, position_stage
+from alphago_jax.training.stage import Stage, StageRun, register, run_stage
 from alphago_jax.training.state import TrainState
 from alphago_jax.core.types import MASKED_LOGIT
 
@@ -263,47 +266,79 @@ def train_rollout_policy(config: RolloutTrainConfig, train: Positions, *,
                      f"{train.size}x{train.size}, the config "
                      f"{config.board_size}x{config.board_size}")
   max_samples = config.total_samples if max_samples is None else max_samples
-  step_fn = make_train_step(config)
+  return run_stage(
+      TRAINING_STAGE, config, seed=seed,
+      num_steps=max_samples // config.batch_size,
+      inputs=RolloutInputs(train, eval_positions, export_extra),
+      output_dir=output_dir, resume=resume, log_every=log_every,
+      evaluate_every=eval_every, checkpoint_every=checkpoint_every,
+      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
+      stall_seconds=stall_seconds, log=log, progress=progress,
+      tensorboard=tensorboard)
 
-  def make_step(start):
-    stream = batches(train, config.batch_size, seed,
-                     start_step=int(start.iteration))
-    return lambda state: step_fn(state, {
-        f: np.asarray(v) for f, v in next(stream).items() if f in _FIELDS})
+
+@dataclasses.dataclass(frozen=True)
+class RolloutInputs:
+  """What a p_π run reads besides its config: the training positions,
+  the evaluation positions (None: no evaluation) and the extra fields of
+  the exported `config.json`."""
+  train: Positions
+  evaluation: Optional[Positions] = None
+  export_extra: Optional[Dict[str, Any]] = None
+
+
+def _make_step(run: StageRun, start: TrainState):
+  config = run.config
+  step_fn = make_train_step(config)
+  stream = batches(run.inputs.train, config.batch_size, run.seed,
+                   start_step=int(start.iteration))
+  return lambda state: step_fn(state, {
+      f: np.asarray(v) for f, v in next(stream).items() if f in _FIELDS})
+
+
+def _evaluator(run: StageRun):
+  if run.inputs.evaluation is None:
+    return None
+
+  def evaluator(state):
+    result = evaluate(state.params["weights"], run.config.features,
+                      run.inputs.evaluation)
+    return {f"eval_{k}": v for k, v in result.items()}
+  return evaluator
+
+
+def _loop_defaults(run: StageRun) -> Dict[str, Any]:
+  batch_size = run.config.batch_size
 
   def summarize(metrics, *, step, steps, seconds):
     del metrics
-    return {"samples": step * config.batch_size,
-            "samples_per_second": steps * config.batch_size / seconds}
+    return {"samples": step * batch_size,
+            "samples_per_second": steps * batch_size / seconds}
 
-  def evaluator(state):
-    result = evaluate(state.params["weights"], config.features,
-                      eval_positions)
-    return {f"eval_{k}": v for k, v in result.items()}
-
-  state, history = host_loop.run(
-      init_state(config, seed), make_step,
-      num_steps=max_samples // config.batch_size,
-      architecture=config.architecture(), output_dir=output_dir,
-      with_buffer=False, resume=resume, log_every=log_every,
-      summarize=summarize,
-      evaluator=None if eval_positions is None else evaluator,
-      evaluate_every=eval_every, evaluate_on_stop=True,
-      checkpoint_every=checkpoint_every,
-      checkpoint_seconds=checkpoint_seconds, max_seconds=max_seconds,
-      stall_seconds=stall_seconds,
-      handle_signals=True, log=log,
+  return dict(
+      summarize=summarize, evaluate_on_stop=True, handle_signals=True,
       resumed_message=lambda done, s: (
-          f"resumed from step {done} ({done * config.batch_size} samples)"),
-      progress=progress, progress_unit="pos",
-      progress_scale=config.batch_size,
+          f"resumed from step {done} ({done * batch_size} samples)"),
+      progress_unit="pos", progress_scale=batch_size,
       postfix=lambda r: {"loss": f"{r['loss']:.3f}",
-                         "top1": f"{r['top1']:.3f}"},
-      tensorboard=tensorboard)
-  if output_dir is not None and jax.process_index() == 0:
-    model_lib.save_weights(
-        output_dir, np.asarray(jax.device_get(state.params["weights"])),
-        config.features, extra=dict(export_extra or {},
-                                    train=config.to_json(),
-                                    step=int(state.iteration)))
-  return state, history
+                         "top1": f"{r['top1']:.3f}"})
+
+
+def _export(run: StageRun, state: TrainState, output_dir: str) -> None:
+  """The final weights as `models.rollout_policy` reads them."""
+  model_lib.save_weights(
+      output_dir, np.asarray(jax.device_get(state.params["weights"])),
+      run.config.features, extra=dict(run.inputs.export_extra or {},
+                                      train=run.config.to_json(),
+                                      step=int(state.iteration)))
+
+
+# The `rollout_policy` stage (`training.stage.STAGES`): its
+# `StageRun.inputs` are `RolloutInputs`; the run directory also holds the
+# exported weights.
+TRAINING_STAGE = register(Stage(
+    name="rollout_policy", config_type=RolloutTrainConfig,
+    init=lambda run: init_state(run.config, run.seed), make_step=_make_step,
+    architecture=lambda run: run.config.architecture(),
+    evaluate=_evaluator, loop_defaults=_loop_defaults,
+    artifacts=(model_lib.WEIGHTS_FILE, "config.json"), export=_export))

@@ -3,9 +3,11 @@
 One compiled step rebuilds the AlphaGo planes of a compact batch
 (`data.feature_batch`, a random symmetry per example), takes a gradient
 step on the cross-entropy of the move played, and returns the batch's
-top-1/top-5 accuracy. `train_supervised` runs it in the host loop every
-stage shares (`host_loop.run`: metrics, TensorBoard, checkpoints with the
-architecture check, resume, progress), feeding it compact batches
+top-1/top-5 accuracy. It is the step of the `sl_policy` stage
+(`TRAINING_STAGE`, a `position_stage.make_stage` registered in
+`training.stage.STAGES`); `train_supervised` runs it in the host loop every
+stage shares (`stage.run_stage`: metrics, TensorBoard, checkpoints with
+the architecture check, resume, progress), feeding it compact batches
 (`data.batches`, resumable at any step); the state is a `TrainState`
 without a buffer. Data parallelism is the same `"data"` mesh axis as
 AlphaZero's: every batch is sharded over it, the state replicated.
@@ -40,6 +42,7 @@ from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
 from alphago_jax.training import position_stage
 from alphago_jax.training import optim
 from alphago_jax.training.mesh import batch_constraint, jit_over_batch
+from alphago_jax.training.stage import StageRun, register
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "sl_policy"
@@ -285,22 +288,35 @@ def train_supervised(config: SupervisedConfig, train: Positions, *,
   _check_ladders(config.model, train, "train_supervised")
   if eval_positions is not None:
     _check_ladders(config.model, eval_positions, "train_supervised")
+  return position_stage.run(
+      TRAINING_STAGE, config, position_stage.PositionInputs(
+          train, eval_positions, eval_batch_size, init_variables),
+      seed=seed, mesh=mesh, **loop_options)
+
+
+def _evaluator(run: StageRun):
+  inputs = run.inputs
 
   def evaluator(state):
-    result = evaluate_policy(variables_of(state), config.model,
-                             eval_positions, batch_size=eval_batch_size,
-                             mesh=mesh)
+    result = evaluate_policy(variables_of(state), run.config.model,
+                             inputs.evaluation,
+                             batch_size=inputs.eval_batch_size,
+                             mesh=run.mesh)
     return {f"eval_{k}": v for k, v in result.items()}
+  return evaluator
 
-  return position_stage.run(
-      init_supervised_state(config, seed, mesh=mesh,
-                            variables=init_variables),
-      make_train_step(config, mesh=mesh), train, config=config, seed=seed,
-      mesh=mesh, evaluator=None if eval_positions is None else evaluator,
-      postfix=lambda record: {
-          "loss": f"{record['loss']:.3f}", "top1": f"{record['top1']:.3f}",
-          "pos_s": f"{record['samples_per_second']:.0f}"},
-      **loop_options)
+
+# The `sl_policy` stage (`training.stage.STAGES`): its `StageRun.inputs`
+# are `position_stage.PositionInputs` with one evaluation `Positions`.
+TRAINING_STAGE = register(position_stage.make_stage(
+    name=STAGE, config_type=SupervisedConfig,
+    init=lambda run: init_supervised_state(
+        run.config, run.seed, mesh=run.mesh,
+        variables=run.inputs.init_variables),
+    train_step=make_train_step, evaluate=_evaluator,
+    postfix=lambda record: {
+        "loss": f"{record['loss']:.3f}", "top1": f"{record['top1']:.3f}",
+        "pos_s": f"{record['samples_per_second']:.0f}"}))
 
 
 def load_policy(checkpoint_dir, *, step: Optional[int] = None

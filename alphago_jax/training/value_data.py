@@ -47,6 +47,14 @@ killed at any point (kill -9 included) leaves whole chunks only, and
 rerunning the command plays just the missing ones. Each game goes to the
 train or the test split by a draw from (seed, chunk) (`test_fraction`);
 one position a game, so the split is by game.
+
+Not a `training.stage.Stage`: generating is not learning. There is no
+state carried from step to step (each chunk is a function of the settings
+and its index), so the run directory's unit of progress is a chunk file,
+not a checkpoint, and resuming means playing the chunks that are missing;
+the host loop's checkpoints, metrics and budgets have nothing to hold.
+Its command (`alphago-jax train value-data`) shares the stages' command
+line all the same.
 """
 
 from __future__ import annotations

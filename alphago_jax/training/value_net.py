@@ -5,9 +5,12 @@ One compiled step rebuilds the AlphaGo planes of a compact batch
 gradient step on the mean squared error between v_θ(s) and the outcome z
 of the game from the view of the player to move at s (the `outcome` field
 of `data.Positions`: +1 won, -1 lost), and returns the batch's MSE.
-`train_value` runs it in the host loop every stage shares (`host_loop.run`:
-metrics, TensorBoard, checkpoints with the architecture check, resume,
-SIGTERM/SIGINT, progress), feeding it `data.batches`; data parallelism is
+It is the step of the `value_net` stage (`TRAINING_STAGE`, a
+`position_stage.make_stage` registered in `training.stage.STAGES`);
+`train_value` runs it in the host loop every stage shares
+(`stage.run_stage`: metrics, TensorBoard, checkpoints with the
+architecture check, resume, SIGTERM/SIGINT, progress), feeding it
+`data.batches`; data parallelism is
 the `"data"` mesh axis of `supervised`, the batch sharded, the state
 replicated. The learning curve evaluates MSE on named position sets (e.g. a
 fixed subset of the training positions and the test split: the paper's
@@ -38,6 +41,7 @@ from alphago_jax.training import position_stage
 from alphago_jax.training import optim
 from alphago_jax.training.mesh import (batch_constraint, jit_over_batch,
                                         replicate)
+from alphago_jax.training.stage import StageRun, register
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "value_net"
@@ -238,24 +242,36 @@ def train_value(config: ValueTrainConfig, train: Positions, *, seed: int,
   for name, positions in {"train": train, **(eval_sets or {})}.items():
     position_stage.check_board("train_value", positions,
                                config.model.board_size, name=name)
+  return position_stage.run(
+      TRAINING_STAGE, config, position_stage.PositionInputs(
+          train, dict(eval_sets) if eval_sets else None, eval_batch_size),
+      seed=seed, mesh=mesh, **loop_options)
+
+
+def _evaluator(run: StageRun):
+  inputs = run.inputs
 
   def evaluator(state):
     out = {}
-    for name, positions in eval_sets.items():
-      result = evaluate_value(variables_of(state), config.model, positions,
-                              batch_size=eval_batch_size, mesh=mesh)
+    for name, positions in inputs.evaluation.items():
+      result = evaluate_value(variables_of(state), run.config.model,
+                              positions, batch_size=inputs.eval_batch_size,
+                              mesh=run.mesh)
       out[f"{name}_mse"] = result["mse"]
       out[f"{name}_sign_accuracy"] = result["sign_accuracy"]
     return out
+  return evaluator
 
-  return position_stage.run(
-      init_value_state(config, seed, mesh=mesh),
-      make_train_step(config, mesh=mesh), train, config=config, seed=seed,
-      mesh=mesh, evaluator=evaluator if eval_sets else None,
-      postfix=lambda record: {
-          "mse": f"{record['mse']:.3f}",
-          "pos_s": f"{record['samples_per_second']:.0f}"},
-      **loop_options)
+
+# The `value_net` stage (`training.stage.STAGES`): its `StageRun.inputs`
+# are `position_stage.PositionInputs` with evaluation sets by name.
+TRAINING_STAGE = register(position_stage.make_stage(
+    name=STAGE, config_type=ValueTrainConfig,
+    init=lambda run: init_value_state(run.config, run.seed, mesh=run.mesh),
+    train_step=make_train_step, evaluate=_evaluator,
+    postfix=lambda record: {
+        "mse": f"{record['mse']:.3f}",
+        "pos_s": f"{record['samples_per_second']:.0f}"}))
 
 
 def load_value(checkpoint_dir, *, step: Optional[int] = None

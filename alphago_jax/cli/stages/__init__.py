@@ -1,14 +1,21 @@
 """AlphaGo's later 2016 stages as typed commands: `alphago-jax train STAGE`.
 
-Each stage module holds `Options` (a frozen dataclass of what the run
-computes; its run directory's command.json records them resolved, every
-default filled in, so that `--from-run` repeats the values the run used
-even after a default changes), `Command` (the options plus the flags of
-one call: --output, and --resume/--hours where the stage has them),
-`EXAMPLES`, and `run(command) -> int`. The training stages' `Command` is
-`TrainingCommand` of their options; option fields several stages share
-are the dataclass bases of `groups`. The scripts of experiments/alphago/
-are thin wrappers over `main`, so their command lines keep working.
+Each stage is one module here that registers itself at its end
+(`register(__name__)`: a `StageCommand`): `STAGE`, its name; `Options` (a
+frozen dataclass of what the run computes; its run directory's
+command.json records them resolved, every default filled in, so that
+`--from-run` repeats the values the run used even after a default
+changes); `Command` (the options plus the flags of one call: --output,
+and --resume/--hours where the stage has them); `EXAMPLES`; and
+`run(command) -> int`, which may raise `StageError`. The registry imports
+the package's modules on first use (`names`, `get`), so no list names the
+stages and `alphago-jax --help` imports none of them. The training
+stages' `Command` is `TrainingCommand` of their options, and their `run`
+goes through one path, `begin` and the `TrainingCall` it returns (the run
+files, devices, resume, the host loop's limits); option fields several
+stages share are the dataclass bases of `groups`. The scripts of
+experiments/alphago/ are thin wrappers over `main`, so their command
+lines keep working.
 """
 
 from __future__ import annotations
@@ -17,30 +24,127 @@ import dataclasses
 import importlib
 import json
 import os
+import pkgutil
 import sys
-from typing import Annotated, Any, Dict, Generic, List, Optional, TypeVar
+from typing import (Annotated, Any, Callable, Dict, Generic, List, Optional,
+                    TypeVar)
 
+import jax
 import tyro
+from jax.experimental import multihost_utils
 
 from alphago_jax.cli import parsing
 from alphago_jax.cli.parsing import fail, flag  # stages.fail, stages.flag
 from alphago_jax.core import checks, cpu_devices, rundir
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.core.checks import check_int  # noqa: F401  (stages.check_int)
+from alphago_jax.core.registry import Registry
+from alphago_jax.data import run_dataset
+from alphago_jax.data.records import DataError
 from alphago_jax.training import checkpoint as ckpt
+from alphago_jax.training.mesh import make_mesh
 
-# stage -> its module here (and the experiments/alphago/ script, `.py`).
-MODULES = {
-    "sl-policy": "sl_policy",
-    "gnugo-games": "gnugo_games",
-    "rollout-policy": "rollout_policy",
-    "rl-policy": "rl_policy",
-    "value-data": "value_data",
-    "value-net": "value_net",
-    "chain-9x9": "chain9",
-}
-# command.json of format 1 names the script a run was started with.
-SCRIPTS = {f"{module}.py": stage for stage, module in MODULES.items()}
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StageCommand:
+  """One stage's command line, as its module registers it.
+
+  Attributes:
+    name: the stage's name on the command line (`train NAME`) and in
+      command.json.
+    module: its module (`__name__`); experiments/alphago/ has a script of
+      the module's last name, which command.json of format 1 records.
+    options: its `Options` class.
+    command: its `Command` class (`options` and the call's flags).
+    examples: the examples --help ends with.
+    run: `command -> status`; may raise `StageError`.
+  """
+  name: str
+  module: str
+  options: type
+  command: type
+  examples: str
+  run: Callable[[Any], int]
+
+  @property
+  def script(self) -> str:
+    return self.module.rsplit(".", 1)[-1] + ".py"
+
+
+_COMMANDS: Registry[StageCommand] = Registry("stage")
+_found = False
+
+
+def register(module_name: str) -> StageCommand:
+  """Registers the stage module `module_name` (a call at its end): its
+  `STAGE` (the name), `Options`, `Command`, `EXAMPLES` and `run`."""
+  module = sys.modules[module_name]
+  return _COMMANDS.register(module.STAGE, StageCommand(
+      name=module.STAGE, module=module_name, options=module.Options,
+      command=module.Command, examples=module.EXAMPLES, run=module.run))
+
+
+def _registry() -> Registry[StageCommand]:
+  """The registry, once every module of the package has been imported
+  (each stage's registers it)."""
+  global _found
+  if not _found:
+    for info in pkgutil.iter_modules(__path__):
+      importlib.import_module(f"{__name__}.{info.name}")
+    _found = True
+  return _COMMANDS
+
+
+def names() -> List[str]:
+  """The stages' names."""
+  return _registry().names()
+
+
+def get(stage: str) -> StageCommand:
+  """The command of `stage` (ValueError for an unknown one)."""
+  return _registry().get(stage)
+
+
+def load(stage: str):
+  """The module of `stage`."""
+  return importlib.import_module(get(stage).module)
+
+
+def scripts() -> Dict[str, str]:
+  """experiments/alphago/ script -> its stage (command.json of format 1
+  names the script a run was started with)."""
+  return {entry.script: name for name, entry in
+          ((n, get(n)) for n in names())}
+
+
+def options_types() -> Dict[str, type]:
+  """stage -> its `Options` class (what `rundir.read_stage` checks)."""
+  return {stage: get(stage).options for stage in names()}
+
+
+class StageError(Exception):
+  """A call that cannot go on: `error: MESSAGE` on stderr and the exit
+  `status` (2: the call's options are refused, as a usage error; 1: a
+  failure, such as unreadable data or a checkpoint of another network)."""
+
+  def __init__(self, message: str, status: int = 1):
+    super().__init__(message)
+    self.status = status
+
+
+def refused(message: str) -> StageError:
+  """A `StageError` of status 2 (a usage error)."""
+  return StageError(message, status=2)
+
+
+def execute(stage: str, command: Any) -> int:
+  """Runs `command` of `stage`; its status (a `StageError`'s, with its
+  message on stderr)."""
+  try:
+    return get(stage).run(command)
+  except StageError as e:
+    fail(str(e))  # `error: MESSAGE` on stderr
+    return e.status
 
 
 OptionsT = TypeVar("OptionsT")
@@ -120,17 +224,20 @@ def log(line: str) -> None:
   print(line, flush=True)
 
 
-def start_cpu_devices(count: int) -> Optional[int]:
-  """Gives the process `count` XLA CPU devices before JAX starts; an error
-  status for a bad count, else None (a process whose JAX has started keeps
-  its devices: a stage called from a test or a chain)."""
+def start_cpu_devices(count: int) -> None:
+  """Gives the process `count` XLA CPU devices before JAX starts (a
+  process whose JAX has started keeps its devices: a stage called from a
+  test or a chain).
+
+  Raises:
+    StageError: a bad count (status 2).
+  """
   try:
     cpu_devices.use_cpu_devices(count)
   except ValueError as e:
-    return fail(f"--cpu-devices: {e}")
+    raise refused(f"--cpu-devices: {e}") from None
   except RuntimeError:
     pass
-  return None
 
 
 def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
@@ -150,13 +257,116 @@ def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
   return limits
 
 
-def load(stage: str):
-  return importlib.import_module(f"alphago_jax.cli.stages.{MODULES[stage]}")
+def data_mesh(devices: Optional[int] = None):
+  """The `"data"` mesh over the first `devices` of the process's devices
+  (default all); None for one device."""
+  count = jax.device_count() if devices is None else devices
+  if count <= 1:
+    return None
+  return make_mesh(None if devices is None else jax.devices()[:devices])
 
 
-def options_types() -> Dict[str, type]:
-  """stage -> its `Options` class (what `rundir.read_stage` checks)."""
-  return {stage: load(stage).Options for stage in MODULES}
+def open_splits(data: str, cache_root: Optional[str], dataset: Any):
+  """(cache, train, test) of game records `data` under `cache_root`
+  (`data.run_dataset.open_splits`).
+
+  Raises:
+    StageError: unreadable records or cache.
+  """
+  try:
+    return run_dataset.open_splits(data, cache_root, dataset, log=log)
+  except DataError as e:
+    raise StageError(str(e)) from None
+
+
+def _own_devices(options: Any, saved: Optional[Dict[str, Any]]
+                 ) -> Optional[int]:
+  del saved
+  return getattr(options, "cpu_devices", None)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingCall:
+  """A training stage's call once `begin` has set it up: the resolved
+  options, its devices started, the run it continues or starts (a new run
+  checked not to be written over one).
+
+  Attributes:
+    stage: the stage's name (command.json records it).
+    command: the call.
+    options: `command.options`, resolved.
+    files: the run directory and the config.json it resumes.
+  """
+  stage: str
+  command: TrainingCommand
+  options: Any
+  files: RunFiles
+
+  @property
+  def saved(self) -> Optional[Dict[str, Any]]:
+    return self.files.saved
+
+  @property
+  def resuming(self) -> bool:
+    return self.files.resuming
+
+  def record(self, config: Dict[str, Any], *, once: bool = False,
+             sort_keys: bool = False) -> None:
+    """Writes the run's command.json (when it starts the run) and
+    config.json (`config`; with `once`, only where there is none yet), by
+    process 0; every process waits for them."""
+    if jax.process_index() == 0 and not (
+        once and os.path.exists(self.files.config_path)):
+      if not self.resuming:
+        record(self.command.output, self.stage, self.options)
+      write_json(self.files.config_path, config, sort_keys=sort_keys)
+    if jax.process_count() > 1:
+      multihost_utils.sync_global_devices(f"{self.stage}: output ready")
+
+  def train(self, train_fn: Callable[..., Any], *args: Any,
+            **kwargs: Any) -> Any:
+    """`train_fn(*args, **kwargs)` with the host loop's limits of this
+    call (`loop_limits`).
+
+    Raises:
+      StageError: the run directory's checkpoint is of another network.
+    """
+    try:
+      return train_fn(*args, **kwargs,
+                      **loop_limits(self.command, self.options))
+    except ckpt.CheckpointMismatchError as e:
+      raise StageError(str(e)) from None
+
+
+def begin(stage: str, command: TrainingCommand, *,
+          devices: Callable[[Any, Optional[Dict[str, Any]]],
+                            Optional[int]] = _own_devices,
+          before_jax: Optional[Callable[[], None]] = None) -> TrainingCall:
+  """Sets up a call of a training stage: resolves its options, gives the
+  process its XLA CPU devices (`devices(options, saved config.json)`; None:
+  the options' `cpu_devices`, where they have one), calls `before_jax`
+  (e.g. `jax.distributed.initialize`), then reads the run it resumes or
+  checks that a new one writes over none.
+
+  Raises:
+    StageError: refused options or device count, or a new run over one
+      (status 2).
+  """
+  try:
+    options = command.options.resolved()
+  except ValueError as e:
+    raise refused(str(e)) from None
+  files = RunFiles.of(command)
+  count = devices(options, files.saved)
+  if count is not None:
+    start_cpu_devices(count)
+  if before_jax is not None:
+    before_jax()
+  try:
+    files.check_fresh()
+  except ValueError as e:
+    raise refused(str(e)) from None
+  return TrainingCall(stage, command, options, files)
 
 
 def _named(message: str, fields) -> str:
@@ -176,15 +386,15 @@ def parse(stage: str, argv: List[str], prog: str):
     RunConfigError: a value the options' validation refuses, naming its
       flag.
   """
-  module = load(stage)
+  entry = get(stage)
   try:
-    return parsing.parse(module.Command, argv, prog=prog,
-                         examples=module.EXAMPLES,
-                         summary=module.__doc__.split("\n\n")[0])
+    return parsing.parse(entry.command, argv, prog=prog,
+                         examples=entry.examples,
+                         summary=load(stage).__doc__.split("\n\n")[0])
   except ValueError as e:
-    names = [f.name for cls in (module.Options, module.Command)
-             for f in dataclasses.fields(cls)]
-    raise rundir.RunConfigError(_named(str(e), names)) from None
+    fields = [f.name for cls in (entry.options, entry.command)
+              for f in dataclasses.fields(cls)]
+    raise rundir.RunConfigError(_named(str(e), fields)) from None
 
 
 def main(stage: str, argv: Optional[List[str]] = None,
@@ -197,7 +407,7 @@ def main(stage: str, argv: Optional[List[str]] = None,
   except rundir.RunConfigError as e:
     print(f"{prog}: error: {e}", file=sys.stderr)
     return 2
-  return load(stage).run(command)
+  return execute(stage, command)
 
 
 def command_for(stage: str, options: Any, *, output: str,
@@ -205,8 +415,8 @@ def command_for(stage: str, options: Any, *, output: str,
                 stall_minutes: Optional[float] = None):
   """The stage's `Command` for recorded `options` (a repeat or a resume);
   `resume`, `hours` and `stall_minutes` where the stage has those flags."""
-  module = load(stage)
-  names = {f.name for f in dataclasses.fields(module.Command)}
+  entry = get(stage)
+  names = {f.name for f in dataclasses.fields(entry.command)}
   call = {"output": output, "options": options}
   if "resume" in names:
     call["resume"] = resume
@@ -220,7 +430,7 @@ def command_for(stage: str, options: Any, *, output: str,
       raise rundir.RunConfigError(f"--stall-minutes: the {stage} stage has "
                                   "no training loop to watch")
     call["stall_minutes"] = stall_minutes
-  return module.Command(**call)
+  return entry.command(**call)
 
 
 def with_given(config: Any, **values: Any) -> Any:

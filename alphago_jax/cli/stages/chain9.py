@@ -227,3 +227,6 @@ def run(command: Command) -> int:
         f"rl_win_rate={fields['rl'].get('win_rate', 'nan')} "
         f"value_test_mse={fields['value'].get('test_mse', 'nan')}")
   return 0
+
+
+stages.register(__name__)

@@ -125,3 +125,6 @@ def run(command: Command) -> int:
     return 130
   print(json.dumps(gnugo_games.folder_summary(output), indent=1))
   return 0
+
+
+stages.register(__name__)

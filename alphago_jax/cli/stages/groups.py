@@ -14,7 +14,7 @@ GameRecords)`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Optional, Tuple
+from typing import Dict, Literal, Optional, Tuple
 
 from alphago_jax.cli import stages
 from alphago_jax.core import cpu_devices
@@ -64,38 +64,120 @@ class GameRecords(Group):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Schedule(Group):
-  """A network's training schedule on XLA CPU devices: its time budget,
-  checkpoints, metrics and evaluations (in sl-policy's words).
+class Network(Group):
+  """A network's size: a preset and its overrides.
+
+  Attributes:
+    preset: the network and schedule.
+    layers: convolutions (default: the preset's).
+    filters: filters a convolution (default: the preset's).
+  """
+  preset: Literal["cpu", "paper"] = "cpu"
+  layers: Optional[int] = None
+  filters: Optional[int] = None
+
+  def __post_init__(self):
+    super().__post_init__()
+    if self.preset not in ("cpu", "paper"):
+      raise ValueError(f"preset must be 'cpu' or 'paper', got "
+                       f"{self.preset!r}")
+    stages.check_optional_ints(self, {"layers": 1, "filters": 1})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Optimization(Group):
+  """The step size, batch and horizon of a stage that learns from stored
+  positions.
+
+  Attributes:
+    lr: peak learning rate (default: the preset's).
+    batch_size: positions a step (default: the preset's).
+    total_samples: training positions of the run, the schedule's horizon
+      (default: the preset's).
+  """
+  lr: Optional[float] = None
+  batch_size: Optional[int] = None
+  total_samples: Optional[int] = None
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_positive("lr", self.lr)
+    stages.check_optional_ints(self, {"batch_size": 1, "total_samples": 1})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Steps(Group):
+  """What every training stage's host loop is seeded and paced by.
 
   Attributes:
     seed: network initialisation and batch order.
-    max_train_hours: stop once the run's training time over all calls
-      reaches this.
     checkpoint_minutes: minutes between checkpoints.
     log_every: steps per metrics record (default 200; --quick 5).
-    eval_every: steps between test evaluations (default 2000; --quick 20).
-    eval_positions: size of the fixed test subset of the curve.
-    cpu_devices: XLA CPU devices (default: a power of two up to the
-      cores; one per core uses every core); XLA_FLAGS wins where it sets
-      the count.
   """
   seed: int = 0
-  max_train_hours: float = 8.0
   checkpoint_minutes: float = 10.0
   log_every: Optional[int] = None
-  eval_every: Optional[int] = None
-  eval_positions: int = 10_000
-  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
     super().__post_init__()
     stages.check_int("seed", self.seed, 0)
-    stages.check_positive("max_train_hours", self.max_train_hours)
     stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
-    stages.check_optional_ints(self, {"log_every": 1, "eval_every": 1,
-                                      "cpu_devices": 1})
+    stages.check_optional_ints(self, {"log_every": 1})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainingTime(Group):
+  """A run's budget of training time over all its calls.
+
+  Attributes:
+    max_train_hours: stop once the run's training time over all calls
+      reaches this.
+  """
+  max_train_hours: float = 8.0
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_positive("max_train_hours", self.max_train_hours)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Evaluations(Group):
+  """A learning curve on fixed positions.
+
+  Attributes:
+    eval_every: steps between test evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed test subset of the curve.
+  """
+  eval_every: Optional[int] = None
+  eval_positions: int = 10_000
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_optional_ints(self, {"eval_every": 1})
     stages.check_int("eval_positions", self.eval_positions, 1)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Devices(Group):
+  """The XLA CPU devices a run is split over.
+
+  Attributes:
+    cpu_devices: XLA CPU devices (default: a power of two up to the
+      cores; one per core uses every core); XLA_FLAGS wins where it sets
+      the count.
+  """
+  cpu_devices: Optional[int] = None
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_optional_ints(self, {"cpu_devices": 1})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Schedule(Devices, Evaluations, TrainingTime, Steps):
+  """A network's training schedule on XLA CPU devices: its time budget,
+  checkpoints, metrics and evaluations (the fields of `Steps`,
+  `TrainingTime`, `Evaluations` and `Devices`)."""
 
   def schedule_defaults(self, quick: bool) -> Dict[str, int]:
     """The defaults the docstring names that depend on --quick or the

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import Literal, Optional
 
 import jax
 
 from alphago_jax.cli import stages
+from alphago_jax.cli.stages import groups
 from alphago_jax.core import cpu_devices
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games
 from alphago_jax.training import reinforce as rl
-from alphago_jax.training.mesh import make_mesh
 from alphago_jax.training.state import variables_of
 
 STAGE = "rl-policy"
@@ -48,8 +47,9 @@ EXAMPLES = """examples:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Options:
-  """What an RL-policy run computes (recorded in command.json).
+class Own(groups.Group):
+  """The stage's own options: p_σ, the games and the update (a base of
+  `Options`, so that --help lists them before the schedule).
 
   Attributes:
     sl_checkpoint: p_σ: an SL run or checkpoint directory (default
@@ -69,20 +69,10 @@ class Options:
     max_moves: the ply cap (default: the engine's 2 N²).
     grad_chunk: recorded positions a gradient chunk (default 512; --quick
       256).
-    seed: initialisation, games and evaluation.
-    max_train_hours: stop once the run's training time over all calls
-      reaches this.
-    checkpoint_minutes: minutes between checkpoints.
-    log_every: iterations per metrics record.
     eval_games: p_ρ vs p_σ games at the end of the call, half as each
       colour (default 400; --quick 128; 0 skips); with --resume, for this
       call only.
-    cpu_devices: XLA CPU devices the games and gradients are split over
-      (default: a power of two up to the cores, one per core; --quick 1).
-      A resumed run keeps its own.
   """
-  # Records made before the field existed ran on the machine's default.
-  ADDED_FIELDS = ("cpu_devices",)
   sl_checkpoint: Optional[str] = None
   quick: bool = False
   size: Optional[int] = None
@@ -96,18 +86,14 @@ class Options:
   temperature: Optional[float] = None
   max_moves: Optional[int] = None
   grad_chunk: Optional[int] = None
-  seed: int = 0
-  max_train_hours: float = 6.0
-  checkpoint_minutes: float = 10.0
-  log_every: int = 1
   eval_games: Optional[int] = None
-  cpu_devices: Optional[int] = None
 
   def __post_init__(self):
+    super().__post_init__()
     stages.check_optional_ints(self, {
         "size": 5, "iterations": 0, "games": 2, "pool_size": 1,
         "snapshot_every": 1, "max_moves": 1, "grad_chunk": 1,
-        "eval_games": 0, "cpu_devices": 1})
+        "eval_games": 0})
     if self.games is not None and self.games % 2:
       raise ValueError(f"games must be even (half as each colour), got "
                        f"{self.games}")
@@ -119,10 +105,24 @@ class Options:
                          f"{getattr(self, name)!r}")
     stages.check_positive("lr", self.lr)
     stages.check_positive("temperature", self.temperature, zero=True)
-    stages.check_int("seed", self.seed, 0)
-    stages.check_positive("max_train_hours", self.max_train_hours)
-    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
-    stages.check_int("log_every", self.log_every, 1)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options(groups.Devices, groups.TrainingTime, groups.Steps, Own):
+  """What an RL-policy run computes (recorded in command.json): the
+  fields of `Own`, `Steps`, `TrainingTime` and `Devices`, these in this
+  stage's words.
+
+  Attributes:
+    seed: initialisation, games and evaluation.
+    log_every: iterations per metrics record (default 1).
+    cpu_devices: XLA CPU devices the games and gradients are split over
+      (default: a power of two up to the cores, one per core; --quick 1).
+      A resumed run keeps its own.
+  """
+  # Records made before the field existed ran on the machine's default.
+  ADDED_FIELDS = ("cpu_devices",)
+  max_train_hours: float = 6.0
 
   def resolved(self) -> "Options":
     """Every default filled in from the library's (what command.json
@@ -144,7 +144,8 @@ class Options:
         lr=config.learning_rate, baseline=config.baseline,
         pool_size=config.pool_size, snapshot_every=config.snapshot_every,
         temperature=config.temperature, grad_chunk=config.grad_chunk,
-        cpu_devices=devices, eval_games=self.eval_games if self.eval_games is not None
+        cpu_devices=devices, log_every=self.log_every or 1,
+        eval_games=self.eval_games if self.eval_games is not None
         else 128 if self.quick else 400)
 
 
@@ -170,25 +171,23 @@ def build_config(options: Options, model=None):
       grad_chunk=options.grad_chunk)
 
 
+def _devices(options: Options, saved) -> int:
+  """The run's device count: a resumed run keeps its own (runs recorded
+  before it was saved ran on one device)."""
+  return saved.get("cpu_devices", 1) if saved else options.cpu_devices
+
+
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-  try:
-    options = command.options.resolved()
-  except ValueError as e:
-    return stages.fail(str(e))
-  run_files = stages.RunFiles.of(command)
-  saved, resuming = run_files.saved, run_files.resuming
-  # The device count is fixed before JAX starts; a run keeps its own (runs
-  # recorded before it was saved ran on one device).
-  devices = saved.get("cpu_devices", 1) if saved else options.cpu_devices
-  stages.start_cpu_devices(devices)  # Resolved options: a valid count.
-
+  call = stages.begin(STAGE, command, devices=_devices)
+  options, saved, resuming = call.options, call.saved, call.resuming
   log = stages.log
+  devices = _devices(options, saved)
   if jax.device_count() < devices:
     log(f"note: this process has {jax.device_count()} XLA devices, fewer "
         f"than cpu_devices={devices}: the games run on those")
     devices = jax.device_count()
-  mesh = make_mesh(jax.devices()[:devices]) if devices > 1 else None
+  mesh = stages.data_mesh(devices)
 
   if resuming:
     config = rl.ReinforceConfig.from_json(saved["config"])
@@ -201,10 +200,6 @@ def run(command: Command) -> int:
       # A call that only continues training may skip the match (0).
       eval_games = command.options.eval_games
   else:
-    try:
-      run_files.check_fresh()
-    except ValueError as e:
-      return stages.fail(str(e))
     seed, iterations = options.seed, options.iterations
     eval_games = recorded_eval_games = options.eval_games
     # The default is recorded as the repository's relative name, never as
@@ -218,8 +213,7 @@ def run(command: Command) -> int:
           os.path.join(ROOT, DEFAULT_SL) if sl_path == DEFAULT_SL
           else sl_path))
     except (FileNotFoundError, ckpt.CheckpointMismatchError) as e:
-      print(f"error: --sl-checkpoint: {e}", file=sys.stderr)
-      return 1
+      raise stages.StageError(f"--sl-checkpoint: {e}") from None
     log(f"p_σ: {sl_path} step {sl_step}, {model.num_layers}x"
         f"{model.filters} on {model.board_size}x{model.board_size}")
     # A path names whatever network is there now: a run resumed against a
@@ -227,35 +221,28 @@ def run(command: Command) -> int:
     # play its matches against another opponent, so the step is checked.
     recorded_step = saved.get("sl_step") if resuming else None
     if recorded_step is not None and recorded_step != sl_step:
-      print(f"error: {run_files.config_path}: this run was trained from "
-            f"p_σ step {recorded_step}, but {sl_path} now holds step "
-            f"{sl_step}; put that network back at {sl_path} (or edit "
-            f"sl_checkpoint) to resume", file=sys.stderr)
-      return 1
+      raise stages.StageError(
+          f"{call.files.config_path}: this run was trained from p_σ step "
+          f"{recorded_step}, but {sl_path} now holds step {sl_step}; put "
+          f"that network back at {sl_path} (or edit sl_checkpoint) to "
+          f"resume")
   else:
     sl_step = None
   if not resuming:
     try:
       config = build_config(options, model)
     except ValueError as e:
-      return stages.fail(str(e))
+      raise stages.refused(str(e)) from None
   if variables is None:  # --quick: p_σ is the fresh network of the seed.
     fresh = rl.init_reinforce_state(config, seed)
     variables = jax.tree.map(lambda x: x.copy(), variables_of(fresh))
-  if not resuming:
-    stages.record(command.output, STAGE, options)
-  stages.write_json(run_files.config_path, {
+  call.record({
       "config": config.to_json(), "sl_checkpoint": sl_path, "sl_step": sl_step,
       "seed": seed, "iterations": iterations,
       "eval_games": recorded_eval_games, "cpu_devices": devices})
-  try:
-    state, _ = rl.train_reinforce(
-        config, seed=seed, variables=variables, num_iterations=iterations,
-        output_dir=command.output, mesh=mesh,
-        **stages.loop_limits(command, options))
-  except ckpt.CheckpointMismatchError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+  state, _ = call.train(
+      rl.train_reinforce, config, seed=seed, variables=variables,
+      num_iterations=iterations, output_dir=command.output, mesh=mesh)
   done = int(state.iteration)
   fields = f"iterations={done} games={done * config.games_per_iteration}"
   if eval_games >= 2:
@@ -277,3 +264,6 @@ def run(command: Command) -> int:
                f"ci_high={result['ci_high']:.4f}")
   print(f"RESULT {fields}", flush=True)
   return 0
+
+
+stages.register(__name__)

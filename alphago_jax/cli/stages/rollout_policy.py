@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import Optional
 
-from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
 from alphago_jax.data import run_dataset
 from alphago_jax.games import go_patterns
-from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import rollout_policy as rp
 from alphago_jax.training.supervised import eval_subset
 
@@ -40,48 +37,46 @@ EXAMPLES = """examples:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Options(groups.GameRecords):
-  """What a rollout-policy run computes (recorded in command.json): the
-  fields of `GameRecords`, then these.
+class Own(groups.Optimization):
+  """The stage's own options: the fields of `Optimization` and these (a
+  base of `Options`, so that --help lists them between the records and
+  the schedule).
 
   Attributes:
     quick: a smoke test: 300 records, 60 steps of 64.
-    batch_size: positions a step (default 256; --quick 64).
-    lr: Adam's peak step size (default 0.03; --quick 0.01, constant).
     weight_decay: c of the penalty c * sum(w²) (default 0).
-    total_samples: training positions of the run (default 2,000,000;
-      --quick 3840).
     pattern_bits: log2 of the 3x3 pattern table size (default 17).
     response_bits: log2 of the response-pattern table size (default 16).
+  """
+  quick: bool = False
+  weight_decay: Optional[float] = None
+  pattern_bits: Optional[int] = None
+  response_bits: Optional[int] = None
+
+  def __post_init__(self):
+    super().__post_init__()
+    stages.check_optional_ints(self, {"pattern_bits": 1,
+                                      "response_bits": 1})
+    stages.check_positive("weight_decay", self.weight_decay, zero=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Options(groups.Evaluations, groups.Steps, Own, groups.GameRecords):
+  """What a rollout-policy run computes (recorded in command.json): the
+  fields of `GameRecords`, `Own`, `Steps` and `Evaluations`, these in
+  this stage's words.
+
+  Attributes:
+    batch_size: positions a step (default 256; --quick 64).
+    lr: Adam's peak step size (default 0.03; --quick 0.01, constant).
+    total_samples: training positions of the run (default 2,000,000;
+      --quick 3840).
     seed: initialisation and batch order.
-    checkpoint_minutes: minutes between checkpoints.
     log_every: steps per metrics record (default 200; --quick 10).
     eval_every: steps between test evaluations (default 2000; --quick 30).
     eval_positions: size of the fixed test subset evaluated.
   """
-  quick: bool = False
-  batch_size: Optional[int] = None
-  lr: Optional[float] = None
-  weight_decay: Optional[float] = None
-  total_samples: Optional[int] = None
-  pattern_bits: Optional[int] = None
-  response_bits: Optional[int] = None
-  seed: int = 0
   checkpoint_minutes: float = 5.0
-  log_every: Optional[int] = None
-  eval_every: Optional[int] = None
-  eval_positions: int = 10_000
-
-  def __post_init__(self):
-    super().__post_init__()
-    stages.check_optional_ints(self, {
-        "batch_size": 1, "total_samples": 1, "pattern_bits": 1,
-        "response_bits": 1, "log_every": 1, "eval_every": 1})
-    stages.check_positive("lr", self.lr)
-    stages.check_positive("weight_decay", self.weight_decay, zero=True)
-    stages.check_int("seed", self.seed, 0)
-    stages.check_positive("checkpoint_minutes", self.checkpoint_minutes)
-    stages.check_int("eval_positions", self.eval_positions, 1)
 
   def resolved(self) -> "Options":
     """Every default filled in from the library's (what command.json
@@ -119,50 +114,32 @@ class Command(stages.TrainingCommand[Options]):
 
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-
-  try:
-    options = command.options.resolved()
-  except ValueError as e:
-    return stages.fail(str(e))
-  output, log = command.output, stages.log
-  run_files = stages.RunFiles.of(command)
-  config_path, saved = run_files.config_path, run_files.saved
-  if run_files.resuming:
+  call = stages.begin(STAGE, command)
+  options, saved, log = call.options, call.saved, stages.log
+  if call.resuming:
     config = rp.RolloutTrainConfig.from_json(saved["train"])
     dataset = saved["dataset"]
     seed = saved["seed"]
   else:
     try:
-      run_files.check_fresh()
       config = options.train_config()
       dataset = run_dataset.dataset_from_args(
           options, limit=300 if options.quick else None)
     except ValueError as e:
-      return stages.fail(str(e))
+      raise stages.refused(str(e)) from None
     seed = options.seed
-  try:
-    _, train, test = run_dataset.open_splits(options.data, options.cache,
-                                             dataset, log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+  _, train, test = stages.open_splits(options.data, options.cache, dataset)
   log(f"cache: {len(train)} train, {len(test)} test positions")
   # The run's settings (what --resume reads); exporting the weights
   # rewrites the file with the weights' feature set added.
   meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
           "data": os.path.basename(os.path.normpath(options.data))}
-  if not os.path.exists(config_path):
-    stages.record(output, STAGE, options)
-    stages.write_json(config_path, meta, sort_keys=True)
-  try:
-    state, history = rp.train_rollout_policy(
-        config, train, seed=seed,
-        eval_positions=eval_subset(test, options.eval_positions),
-        output_dir=output, eval_every=options.eval_every, tensorboard=False,
-        export_extra=meta, **stages.loop_limits(command, options))
-  except ckpt.CheckpointMismatchError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+  call.record(meta, once=True, sort_keys=True)
+  state, history = call.train(
+      rp.train_rollout_policy, config, train, seed=seed,
+      eval_positions=eval_subset(test, options.eval_positions),
+      output_dir=command.output, eval_every=options.eval_every,
+      tensorboard=False, export_extra=meta)
   evals = [r for r in history if "eval_top1" in r]
   last = evals[-1] if evals else {}
   step = int(state.iteration)
@@ -170,3 +147,6 @@ def run(command: Command) -> int:
         f"test_top1={last.get('eval_top1', float('nan')):.4f} "
         f"test_top5={last.get('eval_top5', float('nan')):.4f}")
   return 0
+
+
+stages.register(__name__)

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import Literal, Optional
 
 import jax
-from jax.experimental import multihost_utils
 
-from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
 from alphago_jax.data import run_dataset
@@ -38,7 +35,6 @@ from alphago_jax.models import policy
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
-from alphago_jax.training.loop import make_mesh
 
 STAGE = "sl-policy"
 EXAMPLES = """examples:
@@ -70,22 +66,17 @@ def patient_collectives() -> None:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Own(groups.Group):
-  """The stage's own options: the records read and the network (a base of
-  `Options`, so that --help lists them between the records and the
-  schedule).
+class Own(groups.Optimization, groups.Network):
+  """The stage's own options: the records read and the network, the
+  fields of `Network` and `Optimization` and these (a base of `Options`,
+  so that --help lists them between the records and the schedule).
 
   Attributes:
     limit: read at most this many records (default all; --quick 300).
-    preset: the network and schedule.
     quick: a smoke test: 300 records, a tiny net, 40 steps.
-    layers: convolutions (default: the preset's).
-    filters: filters a convolution (default: the preset's).
     trunk: plain 3x3 convolutions (the paper's) or residual blocks
       (default: the preset's).
     optimizer: adam or sgd (default: the preset's).
-    lr: peak learning rate (default: the preset's).
-    batch_size: positions a step (default: the preset's).
     total_samples: training positions of the run, the schedule's horizon
       (default: the preset's); with --resume, re-plans it.
     schedule: the learning rate's: cosine decay, wsd (constant, then a
@@ -104,15 +95,9 @@ class Own(groups.Group):
       cache is built (`data.ladders`), not in every training step.
   """
   limit: Optional[int] = None
-  preset: Literal["cpu", "paper"] = "cpu"
   quick: bool = False
-  layers: Optional[int] = None
-  filters: Optional[int] = None
   trunk: Optional[Literal["plain", "residual"]] = None
   optimizer: Optional[Literal["adam", "sgd"]] = None
-  lr: Optional[float] = None
-  batch_size: Optional[int] = None
-  total_samples: Optional[int] = None
   schedule: Optional[Literal["cosine", "wsd", "constant"]] = None
   decay_fraction: Optional[float] = None
   init_from: Optional[str] = None
@@ -120,17 +105,13 @@ class Own(groups.Group):
 
   def __post_init__(self):
     super().__post_init__()
-    for name, allowed in (("preset", ("cpu", "paper")),
-                          ("trunk", (None, "plain", "residual")),
+    for name, allowed in (("trunk", (None, "plain", "residual")),
                           ("optimizer", (None, "adam", "sgd")),
                           ("schedule", (None, "cosine", "wsd", "constant"))):
       if getattr(self, name) not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got "
                          f"{getattr(self, name)!r}")
-    stages.check_optional_ints(self, {
-        "limit": 1, "layers": 1, "filters": 1, "batch_size": 1,
-        "total_samples": 1})
-    stages.check_positive("lr", self.lr)
+    stages.check_optional_ints(self, {"limit": 1})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -246,23 +227,16 @@ def starting_network(path: str, model):
 
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-  try:
-    options = command.options.resolved()
-  except ValueError as e:
-    return stages.fail(str(e))
   patient_collectives()
-  # Before JAX starts: the first JAX operation fixes the devices.
-  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
-    return status
 
+  def before_jax():
+    if command.coordinator:
+      jax.distributed.initialize(command.coordinator, command.num_processes,
+                                 command.process_id)
 
-  if command.coordinator:
-    jax.distributed.initialize(command.coordinator, command.num_processes,
-                               command.process_id)
-  output, log = command.output, stages.log
-  run_files = stages.RunFiles.of(command)
-  saved, resuming = run_files.saved, run_files.resuming
-  if resuming:
+  call = stages.begin(STAGE, command, before_jax=before_jax)
+  options, saved, log = call.options, call.saved, stages.log
+  if call.resuming:
     config = sl.SupervisedConfig.from_json(saved["config"])
     dataset, seed = saved["dataset"], saved["seed"]
     # Only a --total-samples given in this call re-plans (the resolved
@@ -276,18 +250,17 @@ def run(command: Command) -> int:
       config = dataclasses.replace(config, total_samples=horizon)
   else:
     try:
-      run_files.check_fresh()
       config = build_config(options)
       dataset = run_dataset.dataset_from_args(
           options, limit=options.limit,
           ladders=reads_ladders(config.model))
     except ValueError as e:
-      return stages.fail(str(e))
+      raise stages.refused(str(e)) from None
     seed = options.seed
   # The starting network before anything is written: a refused one
   # leaves no run behind. A resume starts from its checkpoint instead.
   init_variables = init_step = None
-  if resuming:
+  if call.resuming:
     init_step = saved.get("init_from_step")
   elif options.init_from is not None:
     try:
@@ -295,39 +268,22 @@ def run(command: Command) -> int:
                                                    config.model)
     except (FileNotFoundError, ckpt.CheckpointMismatchError,
             ValueError) as e:
-      print(f"error: --init-from: {e}", file=sys.stderr)
-      return 1
+      raise stages.StageError(f"--init-from: {e}") from None
   # A resume without --cache reads the cache the run started with.
-  cache_root = options.cache if options.cache is not None or not resuming \
-      else saved.get("cache")
-  try:
-    cache, train, test = run_dataset.open_splits(options.data, cache_root,
-                                                 dataset, log=log)
-  except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+  cache_root = options.cache if options.cache is not None or not \
+      call.resuming else saved.get("cache")
+  cache, train, test = stages.open_splits(options.data, cache_root, dataset)
   log(f"cache {cache.path}: {len(train)} train, {len(test)} test positions")
-  if jax.process_index() == 0:
-    if not resuming:
-      stages.record(output, STAGE, options)
-    # The paths as given, not absolute: run directories get committed.
-    stages.write_json(run_files.config_path, {
-        "config": config.to_json(), "dataset": dataset,
-        "data": options.data, "cache": cache_root, "seed": seed,
-        **({} if init_step is None else {"init_from_step": init_step})})
-  if jax.process_count() > 1:
-    multihost_utils.sync_global_devices("sl_policy: output ready")
-  mesh = make_mesh() if jax.device_count() > 1 else None
-  try:
-    state, history = sl.train_supervised(
-        config, train, seed=seed,
-        eval_positions=sl.eval_subset(test, options.eval_positions),
-        output_dir=output, mesh=mesh, eval_every=options.eval_every,
-        init_variables=init_variables,
-        **stages.loop_limits(command, options))
-  except ckpt.CheckpointMismatchError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+  # The paths as given, not absolute: run directories get committed.
+  call.record({
+      "config": config.to_json(), "dataset": dataset, "data": options.data,
+      "cache": cache_root, "seed": seed,
+      **({} if init_step is None else {"init_from_step": init_step})})
+  state, history = call.train(
+      sl.train_supervised, config, train, seed=seed,
+      eval_positions=sl.eval_subset(test, options.eval_positions),
+      output_dir=command.output, mesh=stages.data_mesh(),
+      eval_every=options.eval_every, init_variables=init_variables)
   evals = [r for r in history if "eval_top1" in r]
   last = evals[-1] if evals else {}
   print(f"RESULT step={int(state.iteration)} "
@@ -336,3 +292,6 @@ def run(command: Command) -> int:
         f"test_top5={last.get('eval_top5', float('nan')):.4f} "
         f"devices={jax.device_count()}")
   return 0
+
+
+stages.register(__name__)

@@ -131,10 +131,7 @@ def load_any_policy(path: str):
 def run(command: Command) -> int:
   """Generates (or extends) the folder of `command`; the exit status."""
   options = command.options.resolved()
-  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
-    return status
-
-
+  stages.start_cpu_devices(options.cpu_devices)
   output = command.output
   log = stages.log
   if command.summary:
@@ -200,3 +197,6 @@ def run(command: Command) -> int:
         f"games_per_second={result['games_per_second']:.2f} "
         f"mean_length={result.get('mean_length', float('nan')):.1f}")
   return 0
+
+
+stages.register(__name__)

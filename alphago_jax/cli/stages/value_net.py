@@ -22,21 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
-from typing import Literal, Optional, Tuple
+from typing import Optional, Tuple
 
 import jax
-from jax.experimental import multihost_utils
 
 from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
 from alphago_jax.models.value import ValueNetConfig
-from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
-from alphago_jax.training.loop import make_mesh
 
 STAGE = "value-net"
 EXAMPLES = """examples:
@@ -47,21 +43,17 @@ EXAMPLES = """examples:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Own(groups.Group):
-  """The stage's own options: the data and the network (a base of
-  `Options`, so that --help lists them before the schedule).
+class Own(groups.Optimization, groups.Network):
+  """The stage's own options: the data and the network, the fields of
+  `Network` and `Optimization` and these (a base of `Options`, so that
+  --help lists them before the schedule).
 
   Attributes:
     data: a value-data folder.
     kgs: game records (.sgf, tar(.gz) or a folder of them): every
       position, instead of a value-data folder.
     cache: with --kgs: the folder of position caches.
-    preset: the network and schedule.
     quick: a smoke test: a tiny net, 40 steps.
-    layers: convolutions (default: the preset's).
-    filters: filters a convolution (default: the preset's).
-    lr: learning rate (default: the preset's).
-    batch_size: positions a step (default: the preset's).
     total_samples: positions trained on in all (default: the preset's).
     size: with --kgs: the board size kept.
     min_rank: with --kgs: both players at least this rank; 'none' for any.
@@ -71,13 +63,7 @@ class Own(groups.Group):
   data: Optional[str] = None
   kgs: Optional[str] = None
   cache: Optional[str] = None
-  preset: Literal["cpu", "paper"] = "cpu"
   quick: bool = False
-  layers: Optional[int] = None
-  filters: Optional[int] = None
-  lr: Optional[float] = None
-  batch_size: Optional[int] = None
-  total_samples: Optional[int] = None
   size: int = 19
   min_rank: str = "6d"
   fractions: Optional[Tuple[float, float, float]] = None
@@ -86,12 +72,6 @@ class Own(groups.Group):
     super().__post_init__()
     if self.data is not None and self.kgs is not None:
       raise ValueError("data and kgs: give one source, not both")
-    if self.preset not in ("cpu", "paper"):
-      raise ValueError(f"preset must be 'cpu' or 'paper', got "
-                       f"{self.preset!r}")
-    stages.check_optional_ints(self, {
-        "layers": 1, "filters": 1, "batch_size": 1, "total_samples": 1})
-    stages.check_positive("lr", self.lr)
     stages.check_int("size", self.size, 5)
     if self.fractions is not None:
       for share in self.fractions:
@@ -187,69 +167,49 @@ def _source(options: Options) -> dict:
 
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
-  options = command.options.resolved()
-  if (status := stages.start_cpu_devices(options.cpu_devices)) is not None:
-    return status
-
-
-  output, log = command.output, stages.log
-  run_files = stages.RunFiles.of(command)
-  saved, resuming = run_files.saved, run_files.resuming
-  if resuming:
+  call = stages.begin(STAGE, command)
+  options, saved, log = call.options, call.saved, stages.log
+  if call.resuming:
     source, seed = saved["source"], saved["seed"]
     config = vn.ValueTrainConfig.from_json(saved["config"])
   else:
-    try:
-      run_files.check_fresh()
-    except ValueError as e:
-      return stages.fail(str(e))
     if options.data is None and options.kgs is None:
-      return stages.fail("give --data (a value-data folder) or --kgs (game "
-                         "records)")
+      raise stages.refused("give --data (a value-data folder) or --kgs "
+                           "(game records)")
     seed = options.seed
     try:
       source = _source(options)
     except ValueError as e:
-      return stages.fail(str(e))
+      raise stages.refused(str(e)) from None
     config = None
   # A resume without --cache reads the cache the run started with.
-  cache_root = options.cache if options.cache is not None or not resuming \
-      else saved.get("cache")
+  cache_root = options.cache if options.cache is not None or not \
+      call.resuming else saved.get("cache")
   try:
     train, test, what = load_data(source, cache_root, log)
   except data_lib.DataError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+    raise stages.StageError(str(e)) from None
   if config is None:
     try:
       config = build_config(options, train.size)
     except ValueError as e:
-      return stages.fail(str(e))
+      raise stages.refused(str(e)) from None
   log(f"{what}; {len(train)} train, {len(test)} test positions")
   if len(train) < config.batch_size or not len(test):
-    print(f"error: {len(train)} training and {len(test)} test positions: "
-          f"too few for batches of {config.batch_size} and a test set",
-          file=sys.stderr)
-    return 1
-  if jax.process_index() == 0:
-    if not resuming:
-      stages.record(output, STAGE, options)
-    stages.write_json(run_files.config_path, {"config": config.to_json(),
-                                    "source": source, "seed": seed,
-                                    "cache": cache_root})
-  if jax.process_count() > 1:
-    multihost_utils.sync_global_devices("value_net: output ready")
-  mesh = make_mesh() if jax.device_count() > 1 else None
+    raise stages.StageError(
+        f"{len(train)} training and {len(test)} test positions: too few "
+        f"for batches of {config.batch_size} and a test set")
+  call.record({"config": config.to_json(), "source": source, "seed": seed,
+               "cache": cache_root})
+  mesh = stages.data_mesh()
   eval_sets = {"train": sl.eval_subset(train, options.eval_positions),
                "test": sl.eval_subset(test, options.eval_positions)}
   try:
-    state, history = vn.train_value(
-        config, train, seed=seed, eval_sets=eval_sets,
-        output_dir=output, mesh=mesh, eval_every=options.eval_every,
-        **stages.loop_limits(command, options))
-  except (ckpt.CheckpointMismatchError, ValueError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
+    state, history = call.train(
+        vn.train_value, config, train, seed=seed, eval_sets=eval_sets,
+        output_dir=command.output, mesh=mesh, eval_every=options.eval_every)
+  except ValueError as e:
+    raise stages.StageError(str(e)) from None
   evals = [r for r in history if "test_mse" in r]
   if evals:
     last = evals[-1]
@@ -267,3 +227,6 @@ def run(command: Command) -> int:
         f"samples={int(state.iteration) * config.batch_size} "
         f"devices={jax.device_count()}")
   return 0
+
+
+stages.register(__name__)
