@@ -318,23 +318,11 @@ def test_default_presets_one_a_size_each_searching_where_one_can():
     assert presets.default_preset(9) in defaults
   with pytest.raises(ValueError, match="no default preset for 13x13"):
     presets.default_preset(13)
-  twice = """
-[[preset]]
-name = "a"
-board_size = 9
-player = "policy"
-networks = { policy = "sl9" }
-default = true
-description = "a"
-
-[[preset]]
-name = "b"
-board_size = 9
-player = "policy"
-networks = { policy = "sl9" }
-default = true
-description = "b"
-"""
+  record = lambda name: (
+      f'[[preset]]\nname = "{name}"\nboard_size = 9\nplayer = "policy"\n'
+      f'networks = {{ policy = "sl9" }}\ndefault = true\n'
+      f'description = "{name}"\n')
+  twice = record("a") + record("b")
   with pytest.raises(ValueError, match="at most one may be"):
     presets.parse_table(twice, "t.toml")
 
