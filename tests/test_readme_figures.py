@@ -727,3 +727,26 @@ def test_gumbel_against_puct_figures_are_the_committed_matches():
   assert saved["first_minus_second"]["interval"] == pytest.approx(
       [d - half, d + half])
   assert saved["first_minus_second"]["distinguished"] == (d + half < 0)
+
+
+def test_gumbel_move_figures_are_the_committed_match():
+  # docs/results/gumbel-move.md quotes the match file; the file's interval
+  # is the Wilson interval of its counts, and its settings are the plan's.
+  saved = json.loads(_read("docs", "results", "gumbel-move-go9.json"))
+  assert (saved["network"], saved["simulations"], saved["games_per_colour"],
+          saved["random_opening_plies"], saved["seed"]) == (
+              "checkpoints/go9", 64, 100, 4, 0)
+  wins = saved["halving_wins_as_black"] + saved["halving_wins_as_white"]
+  assert wins == saved["halving_wins"] and saved["games"] == 200
+  low, high = stats.wilson_interval(wins, saved["games"])
+  assert saved["halving_score_interval"] == pytest.approx([low, high])
+  text = _flat(_read("docs", "results", "gumbel-move.md"))
+  for colour in ("black", "white"):
+    quoted("| " + colour.capitalize() + " | {} | {} |",
+           saved["games_per_colour"], saved[f"halving_wins_as_{colour}"],
+           text=text)
+  quoted("{} of {}, {}% [{}, {}]", wins, saved["games"],
+         f"{100 * wins / saved['games']:.1f}", f"{100 * low:.1f}",
+         f"{100 * high:.1f}", text=text)
+  quoted("the interval contains {}%", 50, text=text)
+  assert low < 0.5 < high  # what the document reads off the interval
