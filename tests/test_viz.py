@@ -149,7 +149,6 @@ def test_tictactoe_style_and_bad_input():
 
 
 def test_png_and_svg_files(tmp_path):
-  pytest.importorskip("matplotlib")
   pic = show.picture(show.ShowArgs(moves=("D4", "E5"), network="none"))
   show.write(pic, str(tmp_path / "b.png"))
   show.write(pic, str(tmp_path / "b.svg"))
@@ -160,7 +159,6 @@ def test_png_and_svg_files(tmp_path):
 
 
 def test_plot_metrics_from_any_stage(tmp_path):
-  pytest.importorskip("matplotlib")
   az = tmp_path / "az"
   az.mkdir()
   lines = [{"iteration": 1, "loss": 2.0, "value_loss": 1.0},
@@ -194,7 +192,6 @@ def _drawn_figures(monkeypatch):
 
 def test_plot_ablation_draws_two_panels_or_the_elo_panel_alone(
     tmp_path, monkeypatch):
-  pytest.importorskip("matplotlib")
   figures = _drawn_figures(monkeypatch)
   elo = [(-60.0, -120.0, 0.0), None, (40.0, 0.0, 80.0)]
   viz.plot_ablation([0, 0.5, 1], {"vs GNU Go 1": [(0.4, 0.3, 0.5)] * 3},
@@ -224,7 +221,6 @@ def test_learning_curve_script_replots_its_json_with_the_shared_function(
   # experiments/go9_learning_curve.py draws docs/go9_learning_curve.png
   # with viz.plot_ablation from the JSON it writes: --replot redraws it
   # from the committed JSON, without a game.
-  pytest.importorskip("matplotlib")
   import importlib.util  # pylint: disable=import-outside-toplevel
   import shutil  # pylint: disable=import-outside-toplevel
   spec = importlib.util.spec_from_file_location(

@@ -16,7 +16,8 @@ from alphago_jax.core import rundir
 COMMANDS = {
     "demo": ("alphago_jax.cli.demo",
              "no training needed: the published table at a reduced size, then "
-             "the shipped 9x9 network against GNU Go, in minutes"),
+             "a whole 9x9 game of the strongest committed player against "
+             "GNU Go level 10, in about two minutes"),
     "train": ("alphago_jax.cli.train",
               "train a network in a run directory (AlphaZero on a game of "
               "training.game_specs, or a stage of AlphaGo's of "
@@ -51,7 +52,7 @@ examples:
   alphago-jax train --resume runs/ttt
   alphago-jax selfplay --agent uct:100 --game tictactoe --output games/ttt
   alphago-jax arena uct:100 random --game tictactoe --games-per-colour 50
-  alphago-jax gtp --preset strongest-9x9
+  alphago-jax gtp
   alphago-jax show --moves D4 E5 --output board.svg
   alphago-jax reproduce mcts-vs-random
   alphago-jax sweep lambda --output runs/lambda

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Optional, Sequence, Tuple
 
-from alphago_jax.viz.figure_file import save_figure
+from alphago_jax.viz.figure_file import pyplot, save_figure
 
 Interval = Tuple[float, float, float]  # (value, low, high)
 
@@ -69,13 +69,7 @@ def plot_ablation(x: Sequence[float],
     elo_label: the Elo axis.
     series_label: the Elo points' legend entry.
   """
-  try:
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-  except ImportError as e:
-    raise ImportError("plots need matplotlib: pip install -e '.[plot]'"
-                      ) from e
+  plt = pyplot()
   if (len(elo) != len(x) or any(len(v) != len(x) for v in win_rates.values())
       or (point_labels is not None and len(point_labels) != len(x))):
     raise ValueError(f"plot_ablation: every series needs {len(x)} points")

@@ -24,7 +24,7 @@ import numpy as np
 
 from alphago_jax.core.checks import check_int
 from alphago_jax.games.vertex import COLUMNS as _COLUMNS
-from alphago_jax.viz.figure_file import save_figure
+from alphago_jax.viz.figure_file import pyplot, save_figure
 
 CELL = 32  # pixels between lines
 MARGIN = 28
@@ -228,15 +228,9 @@ def board_svg(picture: BoardPicture) -> str:
 
 def board_png(picture: BoardPicture, path: str, *, dpi: int = 100) -> None:
   """Writes the picture as a PNG (or any format matplotlib infers from
-  `path`); needs matplotlib (the `plot` extra)."""
-  try:
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-    from matplotlib import patches  # pylint: disable=import-outside-toplevel
-  except ImportError as e:
-    raise ImportError("PNG pictures need matplotlib: pip install -e "
-                      "'.[plot]' (or write .svg)") from e
+  `path`)."""
+  plt = pyplot()
+  from matplotlib import patches  # pylint: disable=import-outside-toplevel
   width, height = _extent(picture)
   fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
   ax = fig.add_axes((0, 0, 1, 1))

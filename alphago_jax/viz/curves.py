@@ -13,7 +13,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from alphago_jax.training.metrics import read_metrics
-from alphago_jax.viz.figure_file import save_figure
+from alphago_jax.viz.figure_file import pyplot, save_figure
 
 
 def latest_records(path: str) -> List[Dict[str, Any]]:
@@ -73,13 +73,7 @@ def plot_metrics(runs: Dict[str, str], output: str, *,
   if missing:
     raise ValueError(f"no run has numeric field(s) {missing}; fields: "
                      f"{everything}")
-  try:
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-  except ImportError as e:
-    raise ImportError("plots need matplotlib: pip install -e '.[plot]'"
-                      ) from e
+  plt = pyplot()
   columns = max(1, min(columns, len(fields)))
   rows = math.ceil(len(fields) / columns)
   fig, axes = plt.subplots(rows, columns, figsize=(4.5 * columns, 3 * rows),
