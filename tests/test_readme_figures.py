@@ -745,8 +745,9 @@ def test_gumbel_move_figures_are_the_committed_match():
     quoted("| " + colour.capitalize() + " | {} | {} |",
            saved["games_per_colour"], saved[f"halving_wins_as_{colour}"],
            text=text)
-  quoted("{} of {}, {}% [{}, {}]", wins, saved["games"],
-         f"{100 * wins / saved['games']:.1f}", f"{100 * low:.1f}",
-         f"{100 * high:.1f}", text=text)
+  for where in (text, README):
+    quoted("{} of {}, {}% [{}, {}]", wins, saved["games"],
+           f"{100 * wins / saved['games']:.1f}", f"{100 * low:.1f}",
+           f"{100 * high:.1f}", text=where)
   quoted("the interval contains {}%", 50, text=text)
   assert low < 0.5 < high  # what the document reads off the interval
