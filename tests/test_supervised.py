@@ -211,6 +211,21 @@ def test_evaluation_counts_and_ensemble(cache):
                            limit=300, ensemble=True)
   assert ens["positions"] == 300 and 0 <= ens["top1"] <= ens["top5"] <= 1
   assert ens["nll"] != pytest.approx(one["nll"], abs=1e-6)
+  # The same figures from the network's logits on the first 300 positions,
+  # ranked here in numpy (the batches of 128 leave a padded last one).
+  inputs = features.feature_batch(
+      test.take(np.arange(300)), jax.random.key(0), size=9,
+      names=config.features, augment=False)
+  logits = np.asarray(PolicyNet(config).apply(variables, inputs["planes"]),
+                      np.float64)
+  played = np.asarray(inputs["action"])
+  rank = (logits > logits[np.arange(300), played][:, None]).sum(axis=1)
+  assert one["top1_hits"] == int((rank < 1).sum())
+  assert one["top5_hits"] == int((rank < 5).sum()) > 0
+  logp = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(
+      1, keepdims=True)) - logits.max(1, keepdims=True)
+  assert one["nll"] == pytest.approx(-logp[np.arange(300), played].mean(),
+                                     rel=1e-4)
   with pytest.raises(ValueError, match="19x19"):
     sl.evaluate_policy(variables, PolicyNetConfig.tiny(board_size=19), test)
 
