@@ -9,8 +9,8 @@ bool, no NaN or infinity) and then the dataclass's own validation runs.
 Any problem raises `RunConfigError` naming the field as a dotted path,
 e.g. `config.train.search.num_simulations: must be an integer, got "x"`.
 
-A persisted format's rules are declared on the class, never coded per
-class, so that each is written once here:
+A persisted format's rules are declared on its class and applied here, so
+that each rule is coded once:
 
 - `omit_at_default(value)`, a field's default: the field is left out of
   the JSON while it holds that value and reads as it when absent. Records
@@ -22,6 +22,10 @@ class, so that each is written once here:
 - `JSON_CONSTANTS` (class attribute, key -> JSON value): keys the format
   pins, written after the fields and required to hold exactly that value
   on read, so that a record of an incompatible version is refused by name.
+
+A class whose JSON many callers take mixes in `JsonMethods`
+(`config.to_json()`, `Class.from_json(data)`); the others are written and
+read with `to_json(config)` and `from_json(Class, data)`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import types
 import typing
 from typing import Any, Tuple
@@ -69,6 +74,18 @@ def to_json(config: Any) -> Any:
   if isinstance(config, bytes):
     return config.decode("utf-8")
   return config
+
+
+class JsonMethods:
+  """Mixin of a dataclass whose JSON form many callers take: `to_json()`
+  and `from_json(data, path)` through this codec."""
+
+  def to_json(self) -> Any:
+    return to_json(self)
+
+  @classmethod
+  def from_json(cls, data: Any, path: str = "config") -> Any:
+    return from_json(cls, data, path)
 
 
 def fail(path: str, message: str):
@@ -140,8 +157,9 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
 
 
 def _field_of(message: str, names):
-  """The field a validation message names: the message starts with it,
-  after an optional `"<class or module>: "` prefix."""
+  """The field a validation message names: the one it starts with (after
+  an optional `"<class or module>: "` prefix), else the first it
+  mentions; None when it names none."""
   head, sep, rest = message.partition(": ")
   starts = [message] + ([rest] if sep and " " not in head else [])
   for text in starts:
@@ -149,7 +167,9 @@ def _field_of(message: str, names):
       after = text[len(name):len(name) + 1]
       if text.startswith(name) and not (after.isalnum() or after == "_"):
         return name
-  return None
+  found = [(m.start(), name) for name in names for m in re.finditer(
+      rf"(?<![\w.]){re.escape(name)}(?!\w)", message)]
+  return min(found)[1] if found else None
 
 
 def from_json(cls: type, data: Any, path: str = "config") -> Any:
