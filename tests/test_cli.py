@@ -21,7 +21,8 @@ from alphago_jax import games, search, training
 from alphago_jax.training.checkpoint import latest_step, restore_checkpoint
 from alphago_jax.cli import main as cli_main
 from alphago_jax.cli import stages
-from alphago_jax.core import rundir
+from alphago_jax.core import config_codec, rundir
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
 
 from helpers import run_cli
@@ -60,7 +61,7 @@ def test_train_defaults_per_game_and_overrides(capsys):
   assert status == 0
   shown = json.loads(out)
   assert shown["stage"] == "alphazero"
-  config = rundir.from_json(AlphaZeroRun, shown["config"])
+  config = config_codec.from_json(AlphaZeroRun, shown["config"])
   want = alphazero_defaults("tictactoe")
   assert config.train.search.num_simulations == 7
   assert config.train.lr_boundaries == (5, 9)
@@ -69,7 +70,7 @@ def test_train_defaults_per_game_and_overrides(capsys):
   assert config.train.num_games == want.train.num_games == 128
   status, out, _ = run_cli(capsys, "train", "go9", "--output", "x",
                            "--dry-run")
-  go9 = rundir.from_json(AlphaZeroRun, json.loads(out)["config"])
+  go9 = config_codec.from_json(AlphaZeroRun, json.loads(out)["config"])
   assert go9 == alphazero_defaults("go9")
   assert go9.train == training.presets.go9() and go9.augment
 
@@ -123,7 +124,7 @@ def test_a_run_recorded_before_gumbel_move_keeps_playing_argmax(tmp_path):
   record["config"]["train"]["search"]["gumbel_move"] = "best"
   with open(tmp_path / "config.json", "w") as f:
     json.dump(record, f)
-  with pytest.raises(rundir.RunConfigError, match="gumbel_move"):
+  with pytest.raises(config_codec.RunConfigError, match="gumbel_move"):
     rundir.read_config(str(tmp_path), STAGES)
 
 def _params(run_dir, config):
@@ -183,7 +184,7 @@ def _tiny_run(capsys, tmp_path, **changes):
                            str(tmp_path / "unused"), "--dry-run", "--seed",
                            "3", *TINY)
   assert status == 0
-  run = rundir.from_json(AlphaZeroRun, json.loads(out)["config"])
+  run = config_codec.from_json(AlphaZeroRun, json.loads(out)["config"])
   return dataclasses.replace(run, **changes)
 
 
@@ -442,7 +443,7 @@ def test_fuzz_mutated_config_json_is_rejected_by_name_or_run_as_written(
     tmp_path, capsys):
   source = tmp_path / "run"
   source.mkdir()
-  tiny = rundir.from_json(AlphaZeroRun, json.loads(run_cli(
+  tiny = config_codec.from_json(AlphaZeroRun, json.loads(run_cli(
       capsys, "train", "tictactoe", "--output", "x", "--dry-run",
       *TINY)[1])["config"])
   original = rundir.write_config(str(source), command="train",
@@ -505,13 +506,13 @@ def test_rejections_name_the_field(tmp_path):
     data = copy.deepcopy(record)
     _set(data, path, value)
     (tmp_path / "config.json").write_text(json.dumps(data))
-    with pytest.raises(rundir.RunConfigError) as e:
+    with pytest.raises(RunConfigError) as e:
       rundir.read_config(str(tmp_path), STAGES)
     assert message in str(e.value), (path, str(e.value))
   data = copy.deepcopy(record)
   del data["config"]["train"]["model"]["channels"]
   (tmp_path / "config.json").write_text(json.dumps(data))
-  with pytest.raises(rundir.RunConfigError,
+  with pytest.raises(RunConfigError,
                      match=r"config\.train\.model\.channels: missing"):
     rundir.read_config(str(tmp_path), STAGES)
 
@@ -553,10 +554,10 @@ def test_command_json_keeps_what_a_run_computes_and_is_read_strictly(
       ({"format": 2}, "format: must be 1"),
       ({"extra": 1}, "unknown fields ['extra']")):
     path.write_text(json.dumps(dict(record, **change)))
-    with pytest.raises(rundir.RunConfigError, match=re.escape(message)):
+    with pytest.raises(RunConfigError, match=re.escape(message)):
       rundir.read_command(str(tmp_path), scripts)
   path.write_text('{"format": 1, "scr')
-  with pytest.raises(rundir.RunConfigError, match="not readable JSON"):
+  with pytest.raises(RunConfigError, match="not readable JSON"):
     rundir.read_command(str(tmp_path), scripts)
 
 

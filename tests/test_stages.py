@@ -10,6 +10,7 @@ import pytest
 
 from alphago_jax.cli import stages
 from alphago_jax.core import rundir
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.training import read_metrics
 from helpers import ROOT, run_cli, run_mains
 
@@ -83,7 +84,7 @@ def test_records_are_read_strictly_naming_the_field(tmp_path, stage):
       ({"extra": 1}, "extra: unknown field"),
       ({"format": 3}, "format: must be 2")):
     path.write_text(json.dumps(dict(record, **change)))
-    with pytest.raises(rundir.RunConfigError, match=message):
+    with pytest.raises(RunConfigError, match=message):
       rundir.read_stage(str(tmp_path), types)
 
 

@@ -154,14 +154,14 @@ def test_alphazero_train_refuses_a_bad_stall_limit(argv, capsys):
 
 
 def test_a_resumed_stage_takes_stall_minutes_where_it_trains():
-  from alphago_jax.core import rundir  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core.config_codec import RunConfigError  # pylint: disable=import-outside-toplevel
   from alphago_jax.cli import stages  # pylint: disable=import-outside-toplevel
   from alphago_jax.cli.stages import gnugo_games, sl_policy  # pylint: disable=import-outside-toplevel
   command = stages.command_for("sl-policy", sl_policy.Options(data="x"),
                                output="y", resume=True, stall_minutes=15)
   assert command.resume and command.stall_minutes == 15
   assert stages.loop_limits(command, command.options)["stall_seconds"] == 900
-  with pytest.raises(rundir.RunConfigError,
+  with pytest.raises(RunConfigError,
                      match="--stall-minutes: the gnugo-games stage"):
     stages.command_for("gnugo-games", gnugo_games.Options(games=1),
                        output="y", stall_minutes=15)

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from alphago_jax.core import config_codec
 from alphago_jax.data import features
 from alphago_jax.data.positions import unpack_stones
 from alphago_jax.games import go_features
@@ -231,8 +232,9 @@ def test_playout_temperature_zero_plays_the_greedy_move_after_u(policy):
 def test_playout_temperature_default_keeps_older_folders_settings():
   """None (the default) is left out of the pinned settings, so folders
   made before the option existed still resume; a value is pinned."""
-  assert "playout_temperature" not in vd.ValueDataConfig().to_json()
-  assert vd.ValueDataConfig(playout_temperature=0.5).to_json()[
+  assert "playout_temperature" not in config_codec.to_json(
+      vd.ValueDataConfig())
+  assert config_codec.to_json(vd.ValueDataConfig(playout_temperature=0.5))[
       "playout_temperature"] == 0.5
 
 

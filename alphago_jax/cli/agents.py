@@ -34,6 +34,7 @@ from alphago_jax.training.checkpoint import (CheckpointMismatchError,
                                              latest_step, restore_checkpoint)
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun
 from alphago_jax.core import rundir
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.engines import gnugo_player
 from alphago_jax.models.resnet import make_evaluate_fn, make_network
 from alphago_jax.training import game_specs, snapshots
@@ -58,7 +59,7 @@ def run_train_config(run_dir: str, game_name: str):
   mismatch either way."""
   try:
     stage, run, _ = rundir.read_config(run_dir, STAGES)
-  except rundir.RunConfigError:
+  except RunConfigError:
     stage = run = None
   if isinstance(run, AlphaZeroRun):
     if run.game != game_name:

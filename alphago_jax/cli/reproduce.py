@@ -42,7 +42,7 @@ from alphago_jax.cli import reproduce_ablations as tables
 from alphago_jax.cli import parsing, sweep, train
 from alphago_jax.cli.configs import STAGES, alphazero_defaults
 from alphago_jax.core import rundir, stats
-from alphago_jax.core.rundir import RunConfigError
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.core.stats import Z95
 from alphago_jax.viz.curves import latest_records
 

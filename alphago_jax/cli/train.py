@@ -35,7 +35,8 @@ from alphago_jax.training.evaluators import (make_reference_evaluator,
 from alphago_jax.training.checkpoint import latest_step
 from alphago_jax.cli import parsing, stages
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
-from alphago_jax.core import cpu_devices, rundir
+from alphago_jax.core import config_codec, cpu_devices, rundir
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.search.agents import random_agent
 from alphago_jax.training import game_specs, snapshots
 from alphago_jax.training.augment import dihedral_augment
@@ -69,7 +70,7 @@ def _say_if_stopped_by_signal(history: List[Dict[str, Any]], output: str,
 def _check_fresh(output: str) -> None:
   if os.path.exists(os.path.join(output, rundir.CONFIG_FILE)) or (
       latest_step(os.path.join(output, "checkpoints")) is not None):
-    raise rundir.RunConfigError(
+    raise RunConfigError(
         f"{output} already holds a run; continue it with `alphago-jax "
         f"train --resume {output}` or choose another --output")
 
@@ -237,7 +238,7 @@ def _defaults():
 
 
 def _show(stage: str, run: Any) -> None:
-  print(json.dumps({"stage": stage, "config": rundir.to_json(run)},
+  print(json.dumps({"stage": stage, "config": config_codec.to_json(run)},
                    indent=1))
 
 
@@ -256,24 +257,24 @@ def _check_exact_repeat(args: Repeat) -> None:
     RunConfigError: --iterations or --hours is given.
   """
   if args.iterations is not None or args.hours is not None:
-    raise rundir.RunConfigError("--from-run repeats the run exactly: "
-                                "--iterations and --hours are for --resume")
+    raise RunConfigError("--from-run repeats the run exactly: "
+                         "--iterations and --hours are for --resume")
 
 
 def _repeat(args: Repeat) -> int:
   if (args.from_run is None) == (args.resume is None):
-    raise rundir.RunConfigError("give exactly one of --from-run DIR and "
-                                "--resume DIR")
+    raise RunConfigError("give exactly one of --from-run DIR and "
+                         "--resume DIR")
   source = args.from_run or args.resume
   if args.from_run is not None:
     if args.output is None:
-      raise rundir.RunConfigError("--from-run needs --output NEW_DIR (the "
-                                  "repeat is written there)")
+      raise RunConfigError("--from-run needs --output NEW_DIR (the "
+                           "repeat is written there)")
     if os.path.abspath(args.output) == os.path.abspath(source):
-      raise rundir.RunConfigError("--output must differ from --from-run")
+      raise RunConfigError("--output must differ from --from-run")
   elif args.output is not None:
-    raise rundir.RunConfigError("--resume continues the run in its own "
-                                "directory: no --output")
+    raise RunConfigError("--resume continues the run in its own "
+                         "directory: no --output")
   if os.path.exists(os.path.join(source, rundir.COMMAND_FILE)):
     return _repeat_command(args, source)
   stage, run, record = rundir.read_config(source, STAGES)
@@ -290,7 +291,7 @@ def _repeat(args: Repeat) -> int:
     try:
       run = dataclasses.replace(run, **changes)
     except ValueError as e:
-      raise rundir.RunConfigError(f"--{str(e).split()[0]}: {e}") from None
+      raise RunConfigError(f"--{str(e).split()[0]}: {e}") from None
   if args.dry_run:
     _show(stage, run)
     return 0
@@ -311,8 +312,8 @@ def _repeat_stage(args: Repeat, source: str) -> int:
   else:
     if args.iterations is not None:
       if not hasattr(options, "iterations"):
-        raise rundir.RunConfigError(f"--iterations: the {stage} stage has "
-                                    "other budget options")
+        raise RunConfigError(f"--iterations: the {stage} stage has "
+                             "other budget options")
       # A new budget for the rest of the run (the stage reads it on
       # --resume); command.json keeps the options the run started with.
       options = dataclasses.replace(options, iterations=args.iterations)
@@ -321,7 +322,7 @@ def _repeat_stage(args: Repeat, source: str) -> int:
                                  stall_minutes=args.stall_minutes)
   if args.dry_run:
     print(json.dumps({"stage": stage, "output": command.output,
-                      "options": rundir.to_json(options)}, indent=1))
+                      "options": config_codec.to_json(options)}, indent=1))
     return 0
   return stages.execute(stage, command)
 
@@ -341,16 +342,16 @@ def _repeat_command(args: Repeat, source: str) -> int:
                       stages.TrainingCommand)
   _note_other_commit(source, record)
   if args.iterations is not None:
-    raise rundir.RunConfigError(f"--iterations: {script} runs have their "
-                                "own budget flags (in its command line)")
+    raise RunConfigError(f"--iterations: {script} runs have their "
+                         "own budget flags (in its command line)")
   if args.from_run is not None:
     if args.hours is not None:
-      raise rundir.RunConfigError("--from-run repeats the run exactly: "
-                                  "--hours is for --resume")
+      raise RunConfigError("--from-run repeats the run exactly: "
+                           "--hours is for --resume")
     call = argv + ["--output", args.output]
   else:
     if args.hours is not None and not trains:
-      raise rundir.RunConfigError(f"--hours: {script} has no time limit")
+      raise RunConfigError(f"--hours: {script} has no time limit")
     call = argv + ["--output", source]
     if trains:
       call.append("--resume")
@@ -358,8 +359,8 @@ def _repeat_command(args: Repeat, source: str) -> int:
       call += ["--hours", repr(float(args.hours))]
   if args.stall_minutes is not None:
     if not trains:
-      raise rundir.RunConfigError(f"--stall-minutes: {script} has no "
-                                  "training loop to watch")
+      raise RunConfigError(f"--stall-minutes: {script} has no "
+                           "training loop to watch")
     call += ["--stall-minutes", repr(float(args.stall_minutes))]
   prog = f"python experiments/alphago/{script}"
   if args.dry_run:
@@ -379,7 +380,7 @@ def main(argv: List[str]) -> int:
       try:
         args = parsing.parse(Repeat, argv, prog=prog, examples=_examples())
       except ValueError as e:  # Repeat's own validation
-        raise rundir.RunConfigError(f"--stall-minutes: {e}") from None
+        raise RunConfigError(f"--stall-minutes: {e}") from None
       return _repeat(args)
     try:
       cmd = parsing.parse(
@@ -387,14 +388,14 @@ def main(argv: List[str]) -> int:
           prog=prog, examples=_examples(),
           summary="Train a network in a run directory.")
     except ValueError as e:  # the run config's own validation
-      raise rundir.RunConfigError(str(e)) from None
+      raise RunConfigError(str(e)) from None
     if cmd.dry_run:
       _show("alphazero", cmd.run)
       return 0
     _check_fresh(cmd.output)
     history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress,
                             stall_minutes=cmd.stall_minutes)
-  except rundir.RunConfigError as e:
+  except RunConfigError as e:
     return parsing.fail(str(e))
   except KeyboardInterrupt:
     return 130

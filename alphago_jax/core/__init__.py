@@ -2,7 +2,7 @@
 
 `types` (the contracts between games, networks, searches and agents),
 `checks` (argument checks with errors that name the argument), `stats`
-(intervals), `atomic_files` (files a crash cannot tear), `rundir` (run
-directories and the dataclass <-> JSON config codec) and `cpu_devices` (one
-XLA CPU device per core). Nothing here imports another layer.
+(intervals), `atomic_files` (files a crash cannot tear), `config_codec`
+(the strict dataclass <-> JSON codec of every persisted config), `rundir`
+(run directories) and `cpu_devices` (one XLA CPU device per core). Nothing here imports another layer.
 """

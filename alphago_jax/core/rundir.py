@@ -6,36 +6,29 @@ records the command and stage, the typed run config as nested JSON, the
 package version and the git commit of the code (null outside a git
 checkout), so that the run can be repeated from the directory alone.
 
-Reading is strict, so that a hand-edited or damaged file never runs with a
-value other than the one it shows: every field of every dataclass must be
-present, no unknown field is allowed, each value must have the field's type
-(an integer is not a bool, no NaN or infinity) and then the dataclass's own
-validation runs. Any problem raises `RunConfigError` naming the field, e.g.
-`config.train.search.num_simulations`.
+The config is written and read by `config_codec`: strictly, so that a
+hand-edited or damaged file never runs with a value other than the one it
+shows; any problem raises `RunConfigError` naming the field, e.g.
+`config.train.search.num_simulations`. The records' envelopes (format,
+stage, version, commit) are checked here with the same errors.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
 import subprocess
-import types
-import typing
 from importlib import metadata
 from typing import Any, Dict, Optional, Tuple
 
 from alphago_jax.core.atomic_files import read_json, write_atomic
+from alphago_jax.core.config_codec import RunConfigError, describe, fail
+from alphago_jax.core.config_codec import from_json, to_json
 
 CONFIG_FILE = "config.json"
 FORMAT = 1
 _TOP_FIELDS = ("format", "command", "stage", "version", "git_commit",
                "config")
-
-
-class RunConfigError(ValueError):
-  """A config.json that cannot be read as the run config it claims."""
 
 
 def package_version() -> str:
@@ -56,122 +49,6 @@ def git_commit() -> Optional[str]:
     return None
   commit = out.stdout.strip()
   return commit if out.returncode == 0 and len(commit) == 40 else None
-
-
-def to_json(config: Any) -> Any:
-  """A dataclass config as JSON values (tuples become lists)."""
-  if dataclasses.is_dataclass(config) and not isinstance(config, type):
-    return {f.name: to_json(getattr(config, f.name))
-            for f in dataclasses.fields(config)}
-  if isinstance(config, (tuple, list)):
-    return [to_json(v) for v in config]
-  return config
-
-
-def _fail(path: str, message: str):
-  raise RunConfigError(f"{path}: {message}")
-
-
-def _describe(value: Any) -> str:
-  text = json.dumps(value) if not isinstance(value, float) else repr(value)
-  return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _convert(tp: Any, value: Any, path: str) -> Any:
-  origin = typing.get_origin(tp)
-  args = typing.get_args(tp)
-  if origin is typing.Annotated:
-    return _convert(args[0], value, path)
-  if origin in (typing.Union, types.UnionType):
-    if value is None:
-      if type(None) in args:
-        return None
-      _fail(path, "must not be null")
-    rest = [a for a in args if a is not type(None)]
-    if len(rest) != 1:
-      raise TypeError(f"{path}: unsupported type {tp}")
-    return _convert(rest[0], value, path)
-  if origin is typing.Literal:
-    if value not in args or isinstance(value, bool):
-      _fail(path, f"must be one of {list(args)}, got {_describe(value)}")
-    return value
-  if origin in (tuple, Tuple):
-    if not isinstance(value, list):
-      _fail(path, f"must be a list, got {_describe(value)}")
-    if len(args) == 2 and args[1] is Ellipsis:
-      return tuple(_convert(args[0], v, f"{path}[{i}]")
-                   for i, v in enumerate(value))
-    if len(value) != len(args):
-      _fail(path, f"must have {len(args)} items, got {len(value)}")
-    return tuple(_convert(a, v, f"{path}[{i}]")
-                 for i, (a, v) in enumerate(zip(args, value)))
-  if dataclasses.is_dataclass(tp):
-    return from_json(tp, value, path)
-  if value is None:
-    _fail(path, "must not be null")
-  if tp is bool:
-    if not isinstance(value, bool):
-      _fail(path, f"must be true or false, got {_describe(value)}")
-    return value
-  if tp is int:
-    if isinstance(value, bool) or not isinstance(value, int):
-      _fail(path, f"must be an integer, got {_describe(value)}")
-    return value
-  if tp is float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-      _fail(path, f"must be a number, got {_describe(value)}")
-    if not math.isfinite(value):
-      _fail(path, f"must be finite, got {_describe(value)}")
-    return float(value)
-  if tp is str:
-    if not isinstance(value, str):
-      _fail(path, f"must be a string, got {_describe(value)}")
-    return value
-  raise TypeError(f"{path}: unsupported type {tp}")
-
-
-def from_json(cls: type, data: Any, path: str = "config") -> Any:
-  """The dataclass `cls` from `to_json`'s output, strictly checked; only
-  fields named in `cls.ADDED_FIELDS` (added after runs were recorded) may
-  be missing, and take their defaults (or, where `ADDED_FIELDS` is a dict,
-  the value it gives: the behaviour of records made before the field).
-
-  Raises:
-    RunConfigError: naming the first field (as a dotted path under `path`)
-      that is missing, unknown, of the wrong type or rejected by the
-      dataclass's validation.
-  """
-  if not isinstance(data, dict):
-    _fail(path, f"must be an object with the fields of {cls.__name__}, got "
-          f"{_describe(data)}")
-  hints = typing.get_type_hints(cls, include_extras=True)
-  names = [f.name for f in dataclasses.fields(cls) if f.init]
-  unknown = sorted(set(data) - set(names))
-  if unknown:
-    _fail(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__}")
-  # Fields a class gained after runs were recorded may be missing: those
-  # runs ran with the field's default, or with the value `ADDED_FIELDS`
-  # maps it to when the new default is a different behaviour.
-  added = getattr(cls, "ADDED_FIELDS", ())
-  kwargs = {}
-  for name in names:
-    if name not in data and name in added:
-      if isinstance(added, dict):
-        kwargs[name] = added[name]
-      continue
-    if name not in data:
-      _fail(f"{path}.{name}", "missing (every field must be given)")
-    kwargs[name] = _convert(hints[name], data[name], f"{path}.{name}")
-  try:
-    return cls(**kwargs)
-  except (ValueError, TypeError) as e:
-    message = str(e)
-    # The validators' messages start with the field's name.
-    field = next((n for n in sorted(names, key=len, reverse=True)
-                  if message.startswith(n) and not (
-                      message[len(n):len(n) + 1].isalnum()
-                      or message[len(n):len(n) + 1] == "_")), None)
-    _fail(f"{path}.{field}" if field else path, message)
 
 
 def write_config(run_dir: str, *, command: str, stage: str,
@@ -252,19 +129,19 @@ def _check_envelope(record: dict, fields, fmt: int, stages) -> None:
   known stage, and a string-or-null version and commit."""
   unknown = sorted(set(record) - set(fields))
   if unknown:
-    _fail(unknown[0], "unknown field")
+    fail(unknown[0], "unknown field")
   for name in fields:
     if name not in record:
-      _fail(name, "missing")
+      fail(name, "missing")
   if isinstance(record["format"], bool) or record["format"] != fmt:
-    _fail("format", f"must be {fmt}, got {_describe(record['format'])}")
+    fail("format", f"must be {fmt}, got {describe(record['format'])}")
   if not isinstance(record["stage"], str) or record["stage"] not in stages:
-    _fail("stage", f"must be one of {sorted(stages)}, got "
-          f"{_describe(record['stage'])}")
+    fail("stage", f"must be one of {sorted(stages)}, got "
+          f"{describe(record['stage'])}")
   for name in ("version", "git_commit"):
     if record[name] is not None and not isinstance(record[name], str):
-      _fail(name, f"must be a string or null, got "
-            f"{_describe(record[name])}")
+      fail(name, f"must be a string or null, got "
+            f"{describe(record[name])}")
 
 
 def read_config(run_dir: str, stages: Dict[str, type]
@@ -293,8 +170,8 @@ def read_config(run_dir: str, stages: Dict[str, type]
   try:
     _check_envelope(record, _TOP_FIELDS, FORMAT, stages)
     if record["command"] != "train":
-      _fail("command", f"must be \"train\", got "
-            f"{_describe(record['command'])}")
+      fail("command", f"must be \"train\", got "
+            f"{describe(record['command'])}")
     config = from_json(stages[record["stage"]], record["config"])
   except RunConfigError as e:
     raise RunConfigError(f"{path}: {e}") from None
@@ -356,20 +233,20 @@ def read_command(run_dir: str, scripts) -> Tuple[str, list, Dict[str, Any]]:
                      missing=f"{path}: no such file",
                      unreadable=lambda e: f"{path}: not readable JSON ({e})")
   if not isinstance(record, dict):
-    _fail(path, "must hold a JSON object")
+    fail(path, "must hold a JSON object")
   missing = [k for k in _COMMAND_FIELDS if k not in record]
   unknown = sorted(set(record) - set(_COMMAND_FIELDS))
   if missing or unknown:
-    _fail(path, f"missing fields {missing}, unknown fields {unknown}")
+    fail(path, f"missing fields {missing}, unknown fields {unknown}")
   if record["format"] != FORMAT:
-    _fail(f"{path}: format", f"must be {FORMAT}, got "
-          f"{_describe(record['format'])}")
+    fail(f"{path}: format", f"must be {FORMAT}, got "
+          f"{describe(record['format'])}")
   if record["script"] not in scripts:
-    _fail(f"{path}: script", f"must be one of {sorted(scripts)}, got "
-          f"{_describe(record['script'])}")
+    fail(f"{path}: script", f"must be one of {sorted(scripts)}, got "
+          f"{describe(record['script'])}")
   argv = record["argv"]
   if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-    _fail(f"{path}: argv", "must be a list of strings")
+    fail(f"{path}: argv", "must be a list of strings")
   return record["script"], argv, record
 
 
@@ -411,7 +288,7 @@ def write_stage(run_dir: str, *, stage: str, options: Any) -> None:
 def read_stage(run_dir: str, stages: Dict[str, type]
                ) -> Tuple[str, Any, Dict[str, Any]]:
   """(stage, options, record) of a format-2 `run_dir/command.json`, read as
-  strictly as config.json (`from_json`).
+  strictly as config.json (`config_codec.from_json`).
 
   Args:
     stages: stage name -> its options dataclass.
@@ -426,7 +303,7 @@ def read_stage(run_dir: str, stages: Dict[str, type]
                      parse_constant=_no_constants)
   try:
     if not isinstance(record, dict):
-      _fail("command.json", "must hold a JSON object")
+      fail("command.json", "must hold a JSON object")
     _check_envelope(record, _STAGE_FIELDS, STAGE_FORMAT, stages)
     options = from_json(stages[record["stage"]], record["options"],
                         "options")

@@ -58,6 +58,7 @@ from typing import (Callable, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 from sgfmill import sgf as sgfmill_sgf
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.atomic_files import temporary_writer, write_atomic
 from alphago_jax.core.checks import check_int
 from alphago_jax.games import sgf
@@ -191,18 +192,6 @@ class GameResult:
     if self.gnugo_score is None or self.tromp_taylor is None:
       return None
     return abs(self.gnugo_score - self.tromp_taylor) < 1e-6
-
-  def to_json(self) -> dict:
-    out = dataclasses.asdict(self)
-    out["sgf"] = None if self.sgf is None else self.sgf.decode("utf-8")
-    return out
-
-  @classmethod
-  def from_json(cls, obj: dict) -> "GameResult":
-    obj = dict(obj)
-    if obj.get("sgf") is not None:
-      obj["sgf"] = obj["sgf"].encode("utf-8")
-    return cls(**obj)
 
 
 def score_value(text: str) -> float:
@@ -429,7 +418,8 @@ def _staged(folder: str, chunk: int) -> List[GameResult]:
   for name in sorted(os.listdir(where)):
     if re.fullmatch(r"seed-\d+\.json", name):
       with open(os.path.join(where, name), encoding="utf-8") as f:
-        out.append(GameResult.from_json(json.load(f)))
+        out.append(config_codec.from_json(GameResult, json.load(f),
+                                          os.path.join(where, name)))
   return out
 
 
@@ -480,7 +470,7 @@ def build_chunk(folder: str, config: GenerationConfig, chunk: int, *,
           f"{_summarise(chunk, config, results)['dropped']}")
     r = play_game(config, seed, engine_factory=engine_factory)
     write_atomic(os.path.join(staging, f"seed-{seed:09d}.json"),
-                 json.dumps(r.to_json()).encode())
+                 json.dumps(config_codec.to_json(r)).encode())
     results.append(r)
     log(f"chunk {chunk} seed {seed}: " + (
         f"dropped ({r.dropped}: {r.message[:200]})" if r.dropped else

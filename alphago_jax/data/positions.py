@@ -69,6 +69,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.atomic_files import fsync_dir, read_json
 from alphago_jax.core.checks import check_int
 from alphago_jax.data import ladders as ladders_lib
@@ -96,7 +97,7 @@ class CacheError(DataError):
 
 
 @dataclasses.dataclass(frozen=True)
-class DatasetConfig:
+class DatasetConfig(config_codec.JsonMethods):
   """What a cache holds: which games, and how they are split.
 
   Attributes:
@@ -105,13 +106,15 @@ class DatasetConfig:
     seed: the split's seed.
     limit: read at most this many records (quick runs); None for all.
     ladders: also read every position's ladders (`data.ladders`) and keep
-      the two planes as bits, for networks with the ladder features.
+      the two planes as bits, for networks with the ladder features. Left
+      out of the JSON while False, so that a cache without ladders keeps
+      the name and identity it has without the option.
   """
   filters: Filters = Filters()
   fractions: Tuple[float, float, float] = DEFAULT_FRACTIONS
   seed: int = 0
   limit: Optional[int] = None
-  ladders: bool = False
+  ladders: bool = config_codec.omit_at_default(False)
 
   def __post_init__(self):
     object.__setattr__(self, "fractions",
@@ -131,14 +134,6 @@ class DatasetConfig:
   def arrays(self) -> Tuple[str, ...]:
     """The arrays a split of this cache holds."""
     return ARRAYS + ((LADDER,) if self.ladders else ())
-
-  def to_json(self) -> dict:
-    out = {"filters": self.filters.to_json(),
-           "fractions": list(self.fractions), "seed": self.seed,
-           "limit": self.limit}
-    if self.ladders:  # absent otherwise: earlier caches keep their names
-      out["ladders"] = True
-    return out
 
 
 # -- Host replay ---------------------------------------------------------------

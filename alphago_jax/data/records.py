@@ -220,9 +220,6 @@ class Filters:
       raise ValueError(f"records: size must be 5..19 or None, got "
                        f"{self.size!r}")
 
-  def to_json(self) -> dict:
-    return dataclasses.asdict(self)
-
 
 def filter_reason(record: GameRecord, filters: Filters) -> Optional[str]:
   """Why `record` is filtered out (a short reason for counting), or None

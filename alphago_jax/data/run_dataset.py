@@ -40,10 +40,8 @@ def open_splits(data: str, cache_root: Optional[str],
                 ) -> Tuple[PositionCache, Positions, Positions]:
   """(cache, train, test) of `data` under a run's dataset JSON, building
   the cache on first use; `DataError` when the records cannot be read."""
-  config = DatasetConfig(filters=Filters(**dataset["filters"]),
-                         fractions=tuple(dataset["fractions"]),
-                         seed=dataset["seed"], limit=dataset["limit"],
-                         ladders=bool(dataset.get("ladders", False)))
+  config = DatasetConfig.from_json(
+      {k: v for k, v in dataset.items() if k != "min_ply"}, "dataset")
   cache = prepare(data, cache_root, config,
                   workers=min(2, os.cpu_count() or 1), log=log)
   # Runs from before --min-ply have no such field: every position.

@@ -65,7 +65,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.core import rundir
+from alphago_jax.core import config_codec, rundir
 from alphago_jax.core.atomic_files import (read_json, temporary_writer,
                                            write_atomic)
 from alphago_jax.core.checks import check_int
@@ -549,7 +549,7 @@ def _check_config(run_dir: str, config: AblationConfig, stage: str) -> None:
   if command != "sweep":
     raise ValueError(f"ablation: {run_dir} is a {command!r} run, not a "
                      f"sweep; use another output directory")
-  mine = rundir.to_json(config)
+  mine = config_codec.to_json(config)
   if stored != mine:
     fields = sorted(k for k in set(stored) | set(mine)
                     if stored.get(k) != mine.get(k))
@@ -569,7 +569,7 @@ def read_config(run_dir: str) -> Tuple[str, AblationConfig]:
       unreadable=lambda e: f"ablation: {path}: not JSON ({e})")
   if not isinstance(record, dict) or record.get("command") != "sweep":
     raise ValueError(f"ablation: {path} is not a sweep's run config")
-  return record.get("stage", "custom"), rundir.from_json(
+  return record.get("stage", "custom"), config_codec.from_json(
       AblationConfig, record.get("config"), f"{path}: config")
 
 

@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from typing import Dict, Tuple
+from typing import Any, ClassVar, Dict, Tuple
 
 import chex
 import jax.numpy as jnp
@@ -114,10 +114,14 @@ def _tables():
 class PatternConfig:
   """The feature set's shape: sizes of the two hashed pattern tables.
 
+  Its JSON (`config_codec`) also holds `slots`, the slot order that lays
+  out the weight vector: weights of another order are refused by name.
+
   Attributes:
     pattern_bits: log2 of the 3×3 pattern table size.
     response_bits: log2 of the response-pattern table size.
   """
+  JSON_CONSTANTS: ClassVar[Dict[str, Any]] = {"slots": SLOTS}
   pattern_bits: int = 17
   response_bits: int = 16
 
@@ -146,18 +150,6 @@ class PatternConfig:
   def num_features(self) -> int:
     """Length of the weight vector (the sentinel id is this)."""
     return sum(self.sizes.values())
-
-  def to_json(self) -> dict:
-    return {"pattern_bits": self.pattern_bits,
-            "response_bits": self.response_bits, "slots": list(SLOTS)}
-
-  @classmethod
-  def from_json(cls, d: dict) -> "PatternConfig":
-    if tuple(d.get("slots", SLOTS)) != SLOTS:
-      raise ValueError(f"PatternConfig: slots {d.get('slots')} differ from "
-                       f"this version's {list(SLOTS)}")
-    return cls(pattern_bits=d["pattern_bits"],
-               response_bits=d["response_bits"])
 
 
 @functools.lru_cache(maxsize=None)

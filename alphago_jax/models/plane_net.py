@@ -3,15 +3,16 @@
 `[B, N, N, C]` (`games.go_features`) through a first convolution of
 `first_kernel`² and k filters, then 3x3 convolutions of k filters.
 
-`PlaneNetConfig` holds the fields that size that trunk, their checks and
-their JSON form (a checkpoint's metadata, a stage's config file); each
-network's config extends it with its own head (and its default planes).
+`PlaneNetConfig` holds the fields that size that trunk and their checks
+(its JSON form, in a checkpoint's metadata and a stage's config file, is
+`config_codec`'s); each network's config extends it with its own head (and
+its default planes).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Tuple
+from typing import Tuple
 
 import chex
 import flax.linen as nn
@@ -54,20 +55,6 @@ class PlaneNetConfig:
   def num_planes(self) -> int:
     """C, the input planes."""
     return go_features.num_planes(self.features)
-
-  def to_json(self) -> Dict[str, Any]:
-    """The fields as JSON-able values (`features` a list)."""
-    out = dataclasses.asdict(self)
-    out["features"] = list(out["features"])
-    return out
-
-  @classmethod
-  def from_json(cls, obj: Dict[str, Any]):
-    """The config `to_json` wrote (TypeError on a field it does not
-    have)."""
-    obj = dict(obj)
-    obj["features"] = tuple(obj["features"])
-    return cls(**obj)
 
 
 def first_layer(config: PlaneNetConfig, planes: chex.Array) -> chex.Array:

@@ -7,7 +7,8 @@ policy on the lean playout path (`games.go_playout`, name `"pattern"`) the
 playout samples from it among legal points that fill no own eye.
 
 Weights live in a folder as `weights.npz` (float32 `[F]`) beside
-`config.json` (the feature set's shape, `PatternConfig.to_json`, and `F`);
+`config.json` (the feature set's shape as `config_codec` writes a
+`PatternConfig`, and `F`);
 `load_weights` checks that they agree with each other and with this
 version's feature set, so weights of another shape are refused by name.
 The trained weights are committed in `checkpoints/rollout_policy/` (KGS,
@@ -26,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.games import go_patterns
 
@@ -66,7 +68,8 @@ class PatternRolloutPolicy:
     if shape != (self.config.num_features,):
       raise RolloutWeightsError(
           f"PatternRolloutPolicy: weights of shape {shape}, the feature set "
-          f"{self.config.to_json()} needs ({self.config.num_features},)")
+          f"{config_codec.to_json(self.config)} needs "
+          f"({self.config.num_features},)")
     if isinstance(self.temperature, (int, float)) and not (
         self.temperature > 0):
       raise ValueError(f"PatternRolloutPolicy: temperature must be > 0, got "
@@ -97,7 +100,7 @@ def save_weights(directory, weights: np.ndarray,
   os.makedirs(directory, exist_ok=True)
   path = os.path.join(directory, WEIGHTS_FILE)
   write_atomic(path, lambda f: np.savez_compressed(f, weights=weights))
-  meta = dict(extra or {}, kind=KIND, features=config.to_json(),
+  meta = dict(extra or {}, kind=KIND, features=config_codec.to_json(config),
               num_features=config.num_features)
   path = os.path.join(directory, CONFIG_FILE)
   write_atomic(path, json.dumps(meta, indent=1, sort_keys=True))
@@ -127,8 +130,9 @@ def load_weights(directory: str
         f"{directory}: not rollout-policy weights (config.json kind "
         f"{meta.get('kind')!r}, expected {KIND!r})")
   try:
-    config = go_patterns.PatternConfig.from_json(meta["features"])
-  except (KeyError, TypeError, ValueError) as e:
+    config = config_codec.from_json(go_patterns.PatternConfig,
+                                    meta.get("features"), "features")
+  except ValueError as e:
     raise RolloutWeightsError(f"{directory}: bad feature set in "
                               f"config.json: {e}") from None
   with np.load(wpath) as z:
@@ -138,7 +142,7 @@ def load_weights(directory: str
     raise RolloutWeightsError(
         f"{directory}: weights of shape {weights.shape} (config.json says "
         f"{meta.get('num_features')}), the feature set "
-        f"{config.to_json()} needs ({config.num_features},)")
+        f"{config_codec.to_json(config)} needs ({config.num_features},)")
   return weights, config, meta
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Tuple
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.checks import check_bool, check_int, check_positive
 from alphago_jax.games import base as game_base
 from alphago_jax.models.resnet import ResNetConfig
@@ -102,7 +103,7 @@ class TrainConfig:
         "game": game.name,
         "num_actions": int(game.num_actions),
         "observation_shape": [int(d) for d in game.observation_shape],
-        "model": dataclasses.asdict(self.model),
+        "model": config_codec.to_json(self.model),
         "optimizer": self.optimizer,
         "buffer_capacity": self.buffer_capacity if self.save_buffer else None,
     }

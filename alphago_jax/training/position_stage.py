@@ -27,6 +27,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.checks import check as _check
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches, sequential_batches
@@ -70,25 +71,29 @@ def to_device(batch: Dict[str, np.ndarray], mesh: Optional[Mesh],
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class StageConfig(optim.ScheduleConfig):
+class StageConfig(optim.ScheduleConfig, config_codec.JsonMethods):
   """The config of a stage that trains a network on positions: the fields
   of `optim.ScheduleConfig`, and in each stage's subclass `model` (a
   `MODEL`) and `augment` (a random board symmetry per example).
 
   Defines once what a checkpoint of the stage must match
-  (`architecture`), the JSON form (`to_json`, `from_json`) and the config
-  read back from a checkpoint's metadata (`from_architecture`).
+  (`architecture`), the JSON form (`to_json`, `from_json`, by
+  `config_codec`) and the config read back from a checkpoint's metadata
+  (`from_architecture`).
 
   Class attributes:
     STAGE: the stage's name in a checkpoint's metadata.
     MODEL: the `PlaneNetConfig` subclass of `model`.
     NETWORK: what a mismatch's message calls the network.
     MODEL_SIZES: properties of `model` the architecture also names.
+    ADDED_FIELDS: fields that the records of earlier runs lack (read as
+      their defaults, the settings those runs ran with).
   """
   STAGE: ClassVar[str]
   MODEL: ClassVar[type]
   NETWORK: ClassVar[str]
   MODEL_SIZES: ClassVar[Tuple[str, ...]] = ("num_planes",)
+  ADDED_FIELDS: ClassVar[Tuple[str, ...]] = ("decay_fraction",)
 
   def __post_init__(self):
     _check("model", isinstance(self.model, self.MODEL), self.model,
@@ -99,17 +104,9 @@ class StageConfig(optim.ScheduleConfig):
 
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match to be loaded (JSON-able)."""
-    return {"stage": self.STAGE, "model": self.model.to_json(),
+    return {"stage": self.STAGE, "model": config_codec.to_json(self.model),
             **{name: getattr(self.model, name) for name in self.MODEL_SIZES},
             "optimizer": self.optimizer}
-
-  def to_json(self) -> Dict[str, Any]:
-    return {**dataclasses.asdict(self), "model": self.model.to_json()}
-
-  @classmethod
-  def from_json(cls, obj: Dict[str, Any]):
-    obj = dict(obj)
-    return cls(model=cls.MODEL.from_json(obj.pop("model")), **obj)
 
   @classmethod
   def model_from_architecture(cls, arch: Dict[str, Any]):
@@ -123,7 +120,7 @@ class StageConfig(optim.ScheduleConfig):
           f"not a {cls.NETWORK} checkpoint (its metadata describes "
           f"{arch.get('stage') or arch.get('game') or 'another network'!r}: "
           f"{sorted(arch)})")
-    return cls.MODEL.from_json(arch["model"])
+    return config_codec.from_json(cls.MODEL, arch["model"], "model")
 
   @classmethod
   def from_architecture(cls, arch: Dict[str, Any]):

@@ -48,6 +48,7 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.checks import (check as _check, check_int,
                                  is_int as _is_int, is_real as _is_real)
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
@@ -65,7 +66,7 @@ BASELINES = ("none", "mean")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ReinforceConfig:
+class ReinforceConfig(config_codec.JsonMethods):
   """Network, games and optimiser of a REINFORCE run.
 
   Attributes:
@@ -132,19 +133,11 @@ class ReinforceConfig:
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match to be loaded (JSON-able): the network,
     and what shapes the state (optimiser, pool)."""
-    return {"stage": "rl_policy", "model": self.model.to_json(),
+    return {"stage": "rl_policy", "model": config_codec.to_json(self.model),
             "num_planes": self.model.num_planes,
             "num_actions": self.model.num_actions,
             "optimizer": self.optimizer, "momentum": self.momentum,
             "pool_size": self.pool_size}
-
-  def to_json(self) -> Dict[str, Any]:
-    return {**dataclasses.asdict(self), "model": self.model.to_json()}
-
-  @classmethod
-  def from_json(cls, obj: Dict[str, Any]) -> "ReinforceConfig":
-    obj = dict(obj)
-    return cls(model=PolicyNetConfig.from_json(obj.pop("model")), **obj)
 
 
 @struct.dataclass
@@ -528,8 +521,8 @@ def load_rl_policy(checkpoint_dir, *, step: Optional[int] = None
         f"checkpoint {checkpoint_dir}: not an RL policy checkpoint (its "
         f"metadata describes {meta.get('stage') or 'another network'!r})")
   try:
-    config = ReinforceConfig(model=PolicyNetConfig.from_json(meta["model"]),
-                             optimizer=meta["optimizer"],
+    model = config_codec.from_json(PolicyNetConfig, meta["model"], "model")
+    config = ReinforceConfig(model=model, optimizer=meta["optimizer"],
                              momentum=meta["momentum"],
                              pool_size=meta["pool_size"])
   except (KeyError, TypeError, ValueError) as e:

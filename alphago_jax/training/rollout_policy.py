@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.checks import check_int
 from alphago_jax.data import features as features_lib
 from alphago_jax.data.batches import batches
@@ -45,7 +46,7 @@ _FIELDS = ("stones", "recent", "ko", "to_play", "action")
 
 
 @dataclasses.dataclass(frozen=True)
-class RolloutTrainConfig:
+class RolloutTrainConfig(config_codec.JsonMethods):
   """How p_π is trained.
 
   Attributes:
@@ -82,19 +83,8 @@ class RolloutTrainConfig:
   def architecture(self) -> Dict[str, Any]:
     """What a checkpoint must match."""
     return {"stage": "rollout_policy", "board_size": self.board_size,
-            "features": self.features.to_json(),
+            "features": config_codec.to_json(self.features),
             "num_features": self.features.num_features}
-
-  def to_json(self) -> Dict[str, Any]:
-    d = dataclasses.asdict(self)
-    d["features"] = self.features.to_json()
-    return d
-
-  @classmethod
-  def from_json(cls, d: Dict[str, Any]) -> "RolloutTrainConfig":
-    d = dict(d)
-    d["features"] = go_patterns.PatternConfig.from_json(d["features"])
-    return cls(**d)
 
 
 def make_schedule(config: RolloutTrainConfig) -> optax.Schedule:

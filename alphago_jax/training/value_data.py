@@ -74,6 +74,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.atomic_files import (read_json, temporary_writer,
                                            write_atomic)
 from alphago_jax.core.checks import (check, check_int, check_positive, is_int,
@@ -125,6 +126,8 @@ class ValueDataConfig:
       is played out; None: `temperature`.
       Below 1 the labels follow stronger play at the cost of diversity
       after U (the positions kept, s_{U+1}, do not depend on it).
+      Left out of the folder's pinned settings while None, so that they
+      read the same with or without the option.
     seed: the run's seed.
   """
   board_size: int = 19
@@ -133,7 +136,7 @@ class ValueDataConfig:
   chunk_games: int = 256
   test_fraction: float = 0.05
   temperature: float = 1.0
-  playout_temperature: Optional[float] = None
+  playout_temperature: Optional[float] = config_codec.omit_at_default(None)
   seed: int = 0
 
   def __post_init__(self):
@@ -160,13 +163,6 @@ class ValueDataConfig:
 
   def game(self) -> go_lib.Go:
     return policy_games.make_game(self.board_size, komi=self.komi)
-
-  def to_json(self) -> Dict[str, Any]:
-    out = dataclasses.asdict(self)
-    if out["playout_temperature"] is None:
-      # Folders made before the field existed keep their pinned settings.
-      del out["playout_temperature"]
-    return out
 
 
 # -- The compiled generator ----------------------------------------------------
@@ -413,9 +409,9 @@ def generate(folder, config: ValueDataConfig,
                        f"{config.board_size}x{config.board_size}")
   os.makedirs(folder, exist_ok=True)
   pinned = {"format": FORMAT, "format_version": FORMAT_VERSION,
-            "config": config.to_json(), "sources": sources or {},
-            "sl_model": _model_json(sl_model),
-            "rl_model": None if rl_model is None else _model_json(rl_model)}
+            "config": config_codec.to_json(config), "sources": sources or {},
+            "sl_model": config_codec.to_json(sl_model),
+            "rl_model": config_codec.to_json(rl_model)}
   _check_folder(folder, pinned)
   for name in os.listdir(folder):  # temporary files of killed writers
     if temporary_writer(name) is not None:
@@ -463,12 +459,6 @@ def generate(folder, config: ValueDataConfig,
   result.update(new_games=new,
                 games_per_second=new / seconds if new else float("nan"))
   return result
-
-
-def _model_json(model: PolicyNetConfig) -> Dict[str, Any]:
-  out = dataclasses.asdict(model)
-  out["features"] = list(out["features"])
-  return out
 
 
 # -- Reading -------------------------------------------------------------------
@@ -543,7 +533,8 @@ def _summary_of(folder, pinned, chunks, parts) -> Dict[str, Any]:
           "positions": int(kept.sum()), "discarded": int((~kept).sum()),
           "mean_length": float(length.mean()),
           "black_wins": float(np.mean(black > 0)) if black.size else 0.0,
-          "max_random_ply": ValueDataConfig(**pinned["config"]).u_max}
+          "max_random_ply": config_codec.from_json(
+              ValueDataConfig, pinned["config"]).u_max}
 
 
 def summary(folder) -> Dict[str, Any]:

@@ -37,6 +37,7 @@ from alphago_jax.cli import parsing
 from alphago_jax.cli.parsing import fail, flag  # stages.fail, stages.flag
 from alphago_jax.core import checks, cpu_devices, rundir
 from alphago_jax.core.atomic_files import write_atomic
+from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.core.checks import check_int  # noqa: F401  (stages.check_int)
 from alphago_jax.core.registry import Registry
 from alphago_jax.data import run_dataset
@@ -394,7 +395,7 @@ def parse(stage: str, argv: List[str], prog: str):
   except ValueError as e:
     fields = [f.name for cls in (entry.options, entry.command)
               for f in dataclasses.fields(cls)]
-    raise rundir.RunConfigError(_named(str(e), fields)) from None
+    raise RunConfigError(_named(str(e), fields)) from None
 
 
 def main(stage: str, argv: Optional[List[str]] = None,
@@ -404,7 +405,7 @@ def main(stage: str, argv: Optional[List[str]] = None,
   prog = prog or f"alphago-jax train {stage}"
   try:
     command = parse(stage, argv, prog)
-  except rundir.RunConfigError as e:
+  except RunConfigError as e:
     print(f"{prog}: error: {e}", file=sys.stderr)
     return 2
   return execute(stage, command)
@@ -422,13 +423,13 @@ def command_for(stage: str, options: Any, *, output: str,
     call["resume"] = resume
   if hours is not None:
     if "hours" not in names:
-      raise rundir.RunConfigError(f"--hours: the {stage} stage has no time "
-                                  "limit")
+      raise RunConfigError(f"--hours: the {stage} stage has no time "
+                           "limit")
     call["hours"] = hours
   if stall_minutes is not None:
     if "stall_minutes" not in names:
-      raise rundir.RunConfigError(f"--stall-minutes: the {stage} stage has "
-                                  "no training loop to watch")
+      raise RunConfigError(f"--stall-minutes: the {stage} stage has "
+                           "no training loop to watch")
     call["stall_minutes"] = stall_minutes
   return entry.command(**call)
 

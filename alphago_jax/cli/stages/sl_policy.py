@@ -118,6 +118,9 @@ class Own(groups.Optimization, groups.Network):
 class Options(groups.Schedule, Own, groups.GameRecords):
   """What a supervised-policy run computes (recorded in command.json): the
   fields of `GameRecords`, `Own` and `Schedule`."""
+  # Records made before these fields existed ran without an initial
+  # checkpoint and without the ladder planes.
+  ADDED_FIELDS = ("init_from", "ladders")
 
   def resolved(self) -> "Options":
     """Every default filled in from the preset's and the machine's (what
