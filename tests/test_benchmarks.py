@@ -72,3 +72,18 @@ def test_go_features_benchmark_times_the_five_ways():
   assert float(result["ms_default"]) > 0 and float(result["ms_by_play"]) > 0
   assert float(result["ms_ladders_host"]) > 0
   assert float(result["ms_play_48"]) > 0
+
+
+def test_value_data_benchmark_ratio_is_its_two_throughputs():
+  table, result = run_benchmark("value_data.py", "--batches", "4",
+                                "--repeats", "1")
+  games, evals, fwd, ratio = (float(result[k]) for k in (
+      "games_per_s", "evals_per_s", "forward_evals_per_s", "ratio"))
+  assert ratio == pytest.approx(evals / fwd, rel=2e-3)
+  # Every game's plies evaluate both networks: at least 2 x 4 games x 9
+  # plies of evaluations a generation (a 9x9 game is longer than 9 plies).
+  assert evals >= 2 * 9 * games
+  row = re.search(r"^\| 4 \| ([\d.]+) \| (\d+) \| (\d+) \| ([\d.]+) \|$",
+                  table, re.M)
+  assert row and float(row.group(1)) == pytest.approx(games, abs=0.06)
+  assert int(row.group(2)) == round(evals) and int(row.group(3)) == round(fwd)
