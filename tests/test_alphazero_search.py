@@ -343,26 +343,33 @@ def test_static_part_needs_params():
                             batch(position([]), 2), config=static)
 
 
+@functools.lru_cache(maxsize=None)
+def _both_gumbels(config):
+  """Jitted `(key, states) -> (ours, mctx's)`: alphazero_search and mctx's
+  own gumbel_muzero_policy on the same roots, key and network
+  (`linear_net`)."""
+  def both(key, states):
+    ours = search.alphazero_search(GAME, linear_net, None, key, states,
+                                   config=config)
+    search_key = jax.random.split(key, 3)[0]
+    logits, value = evaluate_states(GAME, linear_net, None, states)
+    theirs = mctx.gumbel_muzero_policy(
+        params=None, rng_key=search_key,
+        root=mctx.RootFnOutput(prior_logits=logits, value=value,
+                               embedding=states),
+        recurrent_fn=make_recurrent_fn(GAME, linear_net),
+        num_simulations=config.num_simulations,
+        invalid_actions=~states.legal_action_mask,
+        max_num_considered_actions=config.num_considered_actions(GAME),
+        gumbel_scale=config.gumbel_scale)
+    return ours, theirs
+  return jax.jit(both)
+
+
 def _gumbel_on(moves_list, config, seed):
-  """alphazero_search and mctx's own gumbel_muzero_policy on the same
-  roots, key and network (`linear_net`)."""
   states = jax.tree.map(lambda *x: jnp.stack(x),
                         *[position(m) for m in moves_list])
-  key = jax.random.key(seed)
-  ours = search.alphazero_search(GAME, linear_net, None, key, states,
-                                 config=config)
-  search_key = jax.random.split(key, 3)[0]
-  logits, value = evaluate_states(GAME, linear_net, None, states)
-  theirs = mctx.gumbel_muzero_policy(
-      params=None, rng_key=search_key,
-      root=mctx.RootFnOutput(prior_logits=logits, value=value,
-                             embedding=states),
-      recurrent_fn=make_recurrent_fn(GAME, linear_net),
-      num_simulations=config.num_simulations,
-      invalid_actions=~states.legal_action_mask,
-      max_num_considered_actions=config.num_considered_actions(GAME),
-      gumbel_scale=config.gumbel_scale)
-  return ours, theirs
+  return _both_gumbels(config)(jax.random.key(seed), states)
 
 
 OPENINGS = [[], [4], [0, 4], [4, 0, 8], [0, 3, 1], [2, 4, 6, 0]]
