@@ -751,3 +751,22 @@ def test_gumbel_move_figures_are_the_committed_match():
            f"{100 * high:.1f}", text=where)
   quoted("the interval contains {}%", 50, text=text)
   assert low < 0.5 < high  # what the document reads off the interval
+
+
+def test_value_data_benchmark_figures_are_its_committed_output():
+  out = _read("docs", "results", "value-data-benchmark.txt")
+  assert out.startswith("$ python benchmarks/value_data.py\n")
+  result = dict(re.findall(r"(\w+)=(\S+)", out.strip().splitlines()[-1]))
+  rows = {int(b): (g, e, f, r) for b, g, e, f, r in re.findall(
+      r"^\| (\d+) \| ([\d.]+) \| (\d+) \| (\d+) \| ([\d.]+) \|$", out, re.M)}
+  games, evals, fwd, ratio = rows[max(rows)]
+  assert (result["evals_per_s"], result["forward_evals_per_s"]) == (evals,
+                                                                    fwd)
+  assert float(result["ratio"]) == pytest.approx(int(evals) / int(fwd),
+                                                 abs=5e-4)
+  text = _flat(_read("docs", "results", "benchmarks.md"))
+  quoted("generates {} games/s at {} games at once", f"{float(games):.1f}",
+         max(rows), text=text)
+  quoted("{} network evaluations/s against {} for", evals, fwd, text=text)
+  quoted("ratio={} ({} at {} games)", result["ratio"], rows[min(rows)][3],
+         min(rows), text=text)
