@@ -39,7 +39,7 @@ def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   fields = dict(f.split("=") for f in last.split()[1:])
   for name in ("sl_top1", "rollout_top1", "rl_win_rate"):
     assert 0.0 <= float(fields[name]) <= 1.0, last
-  assert 0.0 <= float(fields["value_test_mse"]) <= 4.0, last
+  assert 0.0 <= float(fields["value_mse"]) <= 4.0, last
   state = json.loads((out / "chain.json").read_text())
   assert [state["stages"][s]["status"] for s in chain.STAGES] == (
       ["done"] * 6)

@@ -464,7 +464,7 @@ def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
       (cli, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])])
   assert trained.returncode == 0, trained.stderr[-3000:]
   result = trained.stdout.strip().splitlines()[-1]
-  assert result.startswith("RESULT step=60 samples=3840 test_top1="), result
+  assert result.startswith("RESULT step=60 samples=3840 validation_top1="), result
   saved = json.loads((out / "config.json").read_text())
   assert saved["kind"] == model_lib.KIND and saved["step"] == 60
   assert saved["dataset"]["limit"] == 300

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import signal
 
 import jax
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from alphago_jax.data import features
+from alphago_jax.data import positions as data_lib
 from alphago_jax.games import go_features
 from alphago_jax.games import symmetry
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
@@ -291,9 +293,19 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
                      tmp_path / "cache", "--limit", "200"])])
   assert first.returncode == 0, first.stderr[-3000:]
   result = first.stdout.strip().splitlines()[-1]
-  assert result.startswith("RESULT step=40 samples=1280 test_top1="), result
+  assert result.startswith("RESULT step=40 samples=1280 validation_top1="), result
   saved = json.loads((out / "config.json").read_text())
   assert saved["config"]["model"]["num_layers"] == 3
+  # A new run monitors the validation split and records it; the curve's
+  # positions are that split's (the quick run evaluates all of it).
+  command = json.loads((out / "command.json").read_text())
+  assert command["options"]["monitor_split"] == "validation"
+  logged = re.search(r"cache (\S+): (\d+) train, (\d+) validation "
+                     r"positions", first.stdout + first.stderr)
+  cache = data_lib.open_cache(logged.group(1))
+  held = len(cache.split("validation"))
+  assert 0 < held < 10_000
+  assert int(logged.group(3)) == held
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
   assert again.returncode != 0 and "--resume" in again.stderr

@@ -504,7 +504,10 @@ def test_value_data_and_value_net_commands(tmp_path):
   eval_value = os.path.join(ROOT, "experiments", "alphago", "eval_value.py")
   out, run = tmp_path / "data", tmp_path / "run"
   gen = [value_data, ["--quick", "--size", "5", "--output", out]]
-  train = [value_net, ["--quick", "--data", out, "--output", run]]
+  # --monitor-split test: the runs' test curves are what eval_value must
+  # reproduce below (new runs monitor validation: tests/test_held_out.py).
+  train = [value_net, ["--quick", "--data", out, "--output", run,
+                       "--monitor-split", "test"]]
   (made, again, summary, trained, refused, resumed, missing,
    whole, whole_resumed, evaluated, evaluated_whole, no_split) = run_mains([
        gen, gen, (value_data, ["--summary", "--output", out]), train, train,
@@ -515,7 +518,8 @@ def test_value_data_and_value_net_commands(tmp_path):
        # records, split by game as asked.
        (value_net, ["--quick", "--kgs", PRO, "--size", "9", "--min-rank",
                     "none", "--fractions", "0.8", "0.1", "0.1", "--cache",
-                    tmp_path / "cache", "--output", tmp_path / "whole"]),
+                    tmp_path / "cache", "--output", tmp_path / "whole",
+                    "--monitor-split", "test"]),
        # Regression: a resume without --cache built a second cache in the
        # default folder instead of reading the run's own.
        (value_net, ["--resume", "--output", tmp_path / "whole"]),

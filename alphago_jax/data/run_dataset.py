@@ -35,10 +35,11 @@ def dataset_from_args(args: Any, *, limit: Optional[int] = None,
 
 
 def open_splits(data: str, cache_root: Optional[str],
-                dataset: Dict[str, Any], *,
+                dataset: Dict[str, Any], *, monitor: str = "test",
                 log: Callable[[str], None] = print
                 ) -> Tuple[PositionCache, Positions, Positions]:
-  """(cache, train, test) of `data` under a run's dataset JSON, building
+  """(cache, train, monitored) of `data` under a run's dataset JSON: the
+  train split and the `monitor` split ("validation" or "test"), building
   the cache on first use; `DataError` when the records cannot be read."""
   config = DatasetConfig.from_json(
       {k: v for k, v in dataset.items() if k != "min_ply"}, "dataset")
@@ -47,7 +48,7 @@ def open_splits(data: str, cache_root: Optional[str],
   # Runs from before --min-ply have no such field: every position.
   min_ply = int(dataset.get("min_ply", 0))
   return (cache, cache.split("train").from_ply(min_ply),
-          cache.split("test").from_ply(min_ply))
+          cache.split(monitor).from_ply(min_ply))
 
 
 def same_source(saved: Optional[str], data: str) -> bool:

@@ -523,6 +523,30 @@ def load_value_data(folder) -> Tuple[Positions, Positions, Dict[str, Any]]:
   return out[0], out[1], _summary_of(folder, pinned, chunks, parts)
 
 
+def hold_out_validation(train: Positions, folder) -> Tuple[Positions,
+                                                         Positions]:
+  """(train, validation) of a value-data folder's train positions: the
+  games whose id hashes below test_fraction / (1 - test_fraction) (about
+  as many as the test split holds) are held out for the learning curve.
+  One position a game, so the split is by game; the hash of the global
+  game id keeps it fixed as chunks are added."""
+  pinned = _folder_config(os.path.abspath(os.fspath(folder)))
+  fraction = config_codec.from_json(ValueDataConfig,
+                                    pinned["config"]).test_fraction
+  share = fraction / (1.0 - fraction)
+  # splitmix64's finaliser of the game id: a fixed uniform draw a game.
+  z = train.game.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+  z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+  z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+  z = z ^ (z >> np.uint64(31))
+  held = (z >> np.uint64(11)).astype(np.float64) / float(2 ** 53) < share
+
+  def part(mask, split):
+    return Positions(size=train.size, split=split, **{
+        f: np.asarray(a[mask]) for f, a in train.arrays().items()})
+  return part(~held, "train"), part(held, "validation")
+
+
 def _summary_of(folder, pinned, chunks, parts) -> Dict[str, Any]:
   kept = np.concatenate([a["kept"] for a in parts])
   length = np.concatenate([a["length"] for a in parts])

@@ -28,12 +28,13 @@ from alphago_jax.cli.stages.registry import (StageCommand, StageError,
                                              command_for)
 from alphago_jax.cli.stages.training_call import (
     RunFiles, TrainingCall, TrainingCommand, begin, check_int,
+    check_monitored,
     check_optional_ints, check_positive, data_mesh, log, loop_limits,
     open_splits, record, start_cpu_devices, with_given, write_json)
 
 __all__ = [
     "RunFiles", "StageCommand", "StageError", "TrainingCall",
-    "TrainingCommand", "begin", "check_int", "check_optional_ints",
+    "TrainingCommand", "begin", "check_int", "check_monitored", "check_optional_ints",
     "check_positive", "command_for", "data_mesh", "execute", "fail", "flag",
     "get", "load", "log", "loop_limits", "main", "names", "open_splits",
     "options_types", "parse", "record", "refused", "register", "scripts",

@@ -21,7 +21,8 @@ stage's own resume); other settings than the recorded ones are refused,
 by name. The defaults are the runs behind the committed 9×9 networks
 (several hours on 2 cores); --quick is a smoke run of a minute or two (12
 GNU Go level-1 games, tiny networks, a few steps each). The last line:
-`RESULT stages=<n> sl_top1=.. rl_win_rate=.. value_test_mse=..`.
+`RESULT stages=<n> sl_top1=.. rl_win_rate=.. value_mse=..` (the
+validation figures the stages monitor).
 """
 
 from __future__ import annotations
@@ -221,11 +222,17 @@ def run(command: Command) -> int:
     if name == options.stop_after:
       return 0
   fields = {n: result_fields(state["stages"][n]["result"]) for n in STAGES}
+
+  def held(stage, name):
+    # The monitored split's figure (validation; test in chain.json files
+    # written before --monitor-split).
+    got = fields[stage]
+    return got.get(f"validation_{name}", got.get(f"test_{name}", "nan"))
   print(f"RESULT stages={len(STAGES)} "
-        f"sl_top1={fields['sl'].get('test_top1', 'nan')} "
-        f"rollout_top1={fields['rollout'].get('test_top1', 'nan')} "
+        f"sl_top1={held('sl', 'top1')} "
+        f"rollout_top1={held('rollout', 'top1')} "
         f"rl_win_rate={fields['rl'].get('win_rate', 'nan')} "
-        f"value_test_mse={fields['value'].get('test_mse', 'nan')}")
+        f"value_mse={held('value', 'mse')}")
   return 0
 
 

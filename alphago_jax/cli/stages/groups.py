@@ -142,17 +142,24 @@ class TrainingTime(Group):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Evaluations(Group):
-  """A learning curve on fixed positions.
+  """A learning curve on fixed positions of a held-out split.
 
   Attributes:
-    eval_every: steps between test evaluations (default 2000; --quick 20).
-    eval_positions: size of the fixed test subset of the curve.
+    eval_every: steps between evaluations (default 2000; --quick 20).
+    eval_positions: size of the fixed subset of the curve.
+    monitor_split: the held-out split the curve reads (default
+      validation); the test split is left to the evaluation scripts, read
+      once per network (runs recorded before this option read test).
   """
   eval_every: Optional[int] = None
   eval_positions: int = 10_000
+  monitor_split: Literal["validation", "test"] = "validation"
 
   def __post_init__(self):
     super().__post_init__()
+    if self.monitor_split not in ("validation", "test"):
+      raise ValueError(f"monitor_split must be 'validation' or 'test', got "
+                       f"{self.monitor_split!r}")
     stages.check_optional_ints(self, {"eval_every": 1})
     stages.check_int("eval_positions", self.eval_positions, 1)
 

@@ -4,13 +4,16 @@ Builds (or reuses) the position cache of --data and trains the linear
 softmax over pattern features (`models.rollout_policy`) on its train
 split. OUTPUT gets config.json, command.json (these options, resolved),
 metrics.jsonl (train loss and top-1 every --log-every steps, top-1/top-5
-on a fixed subset of the test split every --eval-every steps), orbax
+on a fixed subset of the validation split, --monitor-split, every
+--eval-every steps; the test split is read once, by
+`experiments/alphago/eval_policy.py`), orbax
 checkpoints (every --checkpoint-minutes and on stopping; SIGTERM and
 Ctrl-C stop cleanly) and the exported weights (`weights.npz` and their
 feature set in config.json, the files `models.rollout_policy.load_policy
 (OUTPUT)` reads). Rerun with --resume to continue a run exactly where it
 stopped (the run's config.json wins over the flags). The last line is
-`RESULT step=<s> samples=<n> test_top1=<x> test_top5=<y>`.
+`RESULT step=<s> samples=<n> validation_top1=<x> validation_top5=<y>`
+(`test_top1=` with --monitor-split test).
 
 --quick: the first 300 records, 60 steps of 64 positions (a smoke test).
 """
@@ -73,9 +76,11 @@ class Options(groups.Evaluations, groups.Steps, Own, groups.GameRecords):
       --quick 3840).
     seed: initialisation and batch order.
     log_every: steps per metrics record (default 200; --quick 10).
-    eval_every: steps between test evaluations (default 2000; --quick 30).
-    eval_positions: size of the fixed test subset evaluated.
+    eval_every: steps between evaluations (default 2000; --quick 30).
+    eval_positions: size of the fixed subset evaluated.
   """
+  # Records made before --monitor-split monitored the test split.
+  ADDED_FIELDS = {"monitor_split": "test"}
   checkpoint_minutes: float = 5.0
 
   def resolved(self) -> "Options":
@@ -128,8 +133,10 @@ def run(command: Command) -> int:
     except ValueError as e:
       raise stages.refused(str(e)) from None
     seed = options.seed
-  _, train, test = stages.open_splits(options.data, options.cache, dataset)
-  log(f"cache: {len(train)} train, {len(test)} test positions")
+  split = call.monitor_split()
+  _, train, monitored = stages.open_splits(options.data, options.cache,
+                                           dataset, split)
+  log(f"cache: {len(train)} train, {len(monitored)} {split} positions")
   # The run's settings (what --resume reads); exporting the weights
   # rewrites the file with the weights' feature set added.
   meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
@@ -137,15 +144,15 @@ def run(command: Command) -> int:
   call.record(meta, once=True, sort_keys=True)
   state, history = call.train(
       rp.train_rollout_policy, config, train, seed=seed,
-      eval_positions=eval_subset(test, options.eval_positions),
+      eval_positions=eval_subset(monitored, options.eval_positions),
       output_dir=command.output, eval_every=options.eval_every,
       tensorboard=False, export_extra=meta)
   evals = [r for r in history if "eval_top1" in r]
   last = evals[-1] if evals else {}
   step = int(state.iteration)
   print(f"RESULT step={step} samples={step * config.batch_size} "
-        f"test_top1={last.get('eval_top1', float('nan')):.4f} "
-        f"test_top5={last.get('eval_top5', float('nan')):.4f}")
+        f"{split}_top1={last.get('eval_top1', float('nan')):.4f} "
+        f"{split}_top5={last.get('eval_top5', float('nan')):.4f}")
   return 0
 
 

@@ -3,8 +3,9 @@
 Builds (or reuses) the position cache of --data, then trains on its train
 split; OUTPUT gets config.json, command.json (these options, resolved),
 metrics.jsonl (train loss and accuracy every --log-every steps, top-1/top-5
-on a fixed subset of the test split every --eval-every steps: the
-accuracy-vs-samples curve), tensorboard/ and orbax checkpoints (every
+on a fixed subset of the validation split (--monitor-split) every
+--eval-every steps: the accuracy-vs-samples curve; the test split is read
+once, by `experiments/alphago/eval_policy.py`), tensorboard/ and orbax checkpoints (every
 --checkpoint-minutes and on stopping; SIGTERM and Ctrl-C stop cleanly,
 kill -9 loses at most the minutes since the last one). A run stops at its
 sample budget, after --hours in this call, or once its training time over
@@ -16,7 +17,8 @@ Presets: `cpu` (default: 6 layers of 64 filters, the 46 planes without
 ladders, Adam with a cosine decay, sized for a 2-core CPU) and `paper` (13
 layers of 192 filters on all 48 planes, for an accelerator). --quick: 300
 records, a 3-layer 8-filter net, 40 steps. The last line is `RESULT
-step=<s> samples=<n> test_top1=<x> test_top5=<y> devices=<d>`.
+step=<s> samples=<n> validation_top1=<x> validation_top5=<y> devices=<d>`
+(`test_top1=` for a run with --monitor-split test).
 """
 
 from __future__ import annotations
@@ -119,8 +121,9 @@ class Options(groups.Schedule, Own, groups.GameRecords):
   """What a supervised-policy run computes (recorded in command.json): the
   fields of `GameRecords`, `Own` and `Schedule`."""
   # Records made before these fields existed ran without an initial
-  # checkpoint and without the ladder planes.
-  ADDED_FIELDS = ("init_from", "ladders")
+  # checkpoint, without the ladder planes and monitored the test split.
+  ADDED_FIELDS = {"init_from": None, "ladders": False,
+                  "monitor_split": "test"}
 
   def resolved(self) -> "Options":
     """Every default filled in from the preset's and the machine's (what
@@ -275,8 +278,11 @@ def run(command: Command) -> int:
   # A resume without --cache reads the cache the run started with.
   cache_root = options.cache if options.cache is not None or not \
       call.resuming else saved.get("cache")
-  cache, train, test = stages.open_splits(options.data, cache_root, dataset)
-  log(f"cache {cache.path}: {len(train)} train, {len(test)} test positions")
+  split = call.monitor_split()
+  cache, train, monitored = stages.open_splits(options.data, cache_root,
+                                               dataset, split)
+  log(f"cache {cache.path}: {len(train)} train, {len(monitored)} {split} "
+      f"positions")
   # The paths as given, not absolute: run directories get committed.
   call.record({
       "config": config.to_json(), "dataset": dataset, "data": options.data,
@@ -284,15 +290,15 @@ def run(command: Command) -> int:
       **({} if init_step is None else {"init_from_step": init_step})})
   state, history = call.train(
       sl.train_supervised, config, train, seed=seed,
-      eval_positions=sl.eval_subset(test, options.eval_positions),
+      eval_positions=sl.eval_subset(monitored, options.eval_positions),
       output_dir=command.output, mesh=stages.data_mesh(),
       eval_every=options.eval_every, init_variables=init_variables)
   evals = [r for r in history if "eval_top1" in r]
   last = evals[-1] if evals else {}
   print(f"RESULT step={int(state.iteration)} "
         f"samples={int(state.iteration) * config.batch_size} "
-        f"test_top1={last.get('eval_top1', float('nan')):.4f} "
-        f"test_top5={last.get('eval_top5', float('nan')):.4f} "
+        f"{split}_top1={last.get('eval_top1', float('nan')):.4f} "
+        f"{split}_top5={last.get('eval_top5', float('nan')):.4f} "
         f"devices={jax.device_count()}")
   return 0
 

@@ -147,17 +147,34 @@ def data_mesh(devices: Optional[int] = None):
   return make_mesh(None if devices is None else jax.devices()[:devices])
 
 
-def open_splits(data: str, cache_root: Optional[str], dataset: Any):
-  """(cache, train, test) of game records `data` under `cache_root`
-  (`data.run_dataset.open_splits`).
+def open_splits(data: str, cache_root: Optional[str], dataset: Any,
+                monitor: str = "test"):
+  """(cache, train, monitored) of game records `data` under `cache_root`
+  (`data.run_dataset.open_splits`): the train split and the `monitor`
+  split, the one the learning curve reads.
 
   Raises:
-    StageError: unreadable records or cache.
+    StageError: unreadable records or cache, or an empty `monitor` split.
   """
   try:
-    return run_dataset.open_splits(data, cache_root, dataset, log=log)
+    cache, train, monitored = run_dataset.open_splits(
+        data, cache_root, dataset, monitor=monitor, log=log)
   except DataError as e:
     raise StageError(str(e)) from None
+  check_monitored(monitor, len(monitored),
+                  tuple(dataset.get("fractions", ())))
+  return cache, train, monitored
+
+
+def check_monitored(split: str, count: int, fractions=()) -> None:
+  """Refuses (StageError) a learning curve on an empty `split`."""
+  if count:
+    return
+  shares = " ".join(f"{f:g}" for f in fractions) or "the defaults"
+  raise StageError(
+      f"the {split} split holds no position (fractions {shares}, TRAIN "
+      f"VAL TEST): nothing to monitor the run on; give --fractions with a "
+      f"larger {split} share, or more records")
 
 
 def _own_devices(options: Any, saved: Optional[Dict[str, Any]]
@@ -190,6 +207,30 @@ class TrainingCall:
   @property
   def resuming(self) -> bool:
     return self.files.resuming
+
+  def monitor_split(self) -> str:
+    """The held-out split the run's learning curve reads: the options'
+    `monitor_split`, or on a resume the run's own (its command.json's; a
+    run recorded before the option, or with no command.json, read test),
+    so that a curve never changes split midway.
+
+    Raises:
+      StageError: a resumed run's command.json that cannot be read.
+    """
+    if not self.resuming:
+      return self.options.monitor_split
+    if not os.path.exists(os.path.join(self.files.output,
+                                       rundir.COMMAND_FILE)):
+      return "test"
+    try:
+      _, recorded, _ = rundir.read_stage(self.files.output,
+                                         {self.stage: type(self.options)})
+    except rundir.RunConfigError as e:
+      raise StageError(str(e)) from None
+    if recorded.monitor_split != self.options.monitor_split:
+      log(f"monitoring the {recorded.monitor_split} split, as the run "
+          f"started (its command.json)")
+    return recorded.monitor_split
 
   def record(self, config: Dict[str, Any], *, once: bool = False,
              sort_keys: bool = False) -> None:

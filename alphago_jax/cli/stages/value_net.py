@@ -6,8 +6,9 @@ cache under --cache (every position of every game, the paper's
 overfitting comparison; positions of games without a result are dropped).
 OUTPUT gets config.json (written atomically), command.json (these
 options, resolved), metrics.jsonl (train MSE every --log-every steps; MSE
-on a fixed subset of the training positions and on the test split every
---eval-every steps), tensorboard/ and orbax checkpoints (every
+on a fixed subset of the training positions and on held-out ones,
+--monitor-split, default validation, every --eval-every steps; the test
+split is read once, by `experiments/alphago/eval_value.py`), tensorboard/ and orbax checkpoints (every
 --checkpoint-minutes and on stopping; SIGTERM and Ctrl-C stop cleanly).
 Rerun with --resume to continue exactly where it stopped (the run's
 config.json wins over the flags).
@@ -15,7 +16,8 @@ config.json wins over the flags).
 Presets: `cpu` (default: 6 convolutions of 64 filters, 256 hidden units,
 the 47 planes without ladders, Adam) and `paper` (13 convolutions of 192
 on all 49 planes). --quick: a tiny net, 40 steps of 32 (with --kgs, 300
-records). The last line: `RESULT train_mse=.. test_mse=.. positions=..`.
+records). The last line: `RESULT train_mse=.. validation_mse=..
+positions=..` (`test_mse=` with --monitor-split test).
 """
 
 from __future__ import annotations
@@ -89,10 +91,18 @@ class Options(groups.Schedule, Own):
       this.
     log_every: steps per record (default 200; --quick 5).
     eval_every: steps between evaluations (default 2000; --quick 20).
-    eval_positions: size of the fixed train and test subsets evaluated.
+    eval_positions: size of the fixed train and held-out subsets
+      evaluated.
+    monitor_split: the held-out positions of the curve (default
+      validation: with --kgs the records' validation split; in a
+      value-data folder, which has train and test games only, a share of
+      its train games the size of its test split, held out of training);
+      the test split is left to `experiments/alphago/eval_value.py`.
     cpu_devices: XLA CPU devices (default: a power of two up to the
       cores; one per core uses every core).
   """
+  # Records made before --monitor-split monitored the test split.
+  ADDED_FIELDS = {"monitor_split": "test"}
 
   def resolved(self) -> "Options":
     """Every default that depends on other options or the machine filled
@@ -128,11 +138,17 @@ def build_config(options: Options, size: int):
                            total_samples=options.total_samples)
 
 
-def load_data(source: dict, cache_root, log):
-  """(train, test, description) of the run's data source."""
+def load_data(source: dict, cache_root, log, monitor: str = "test"):
+  """(train, monitored, description) of the run's data source: its train
+  positions and those of the `monitor` split ("validation" or "test"). A
+  value-data folder has no validation split: its train games are split,
+  some held out (`value_data.hold_out_validation`)."""
   if source["kind"] == "value_data":
     train, test, summary = vd.load_value_data(source["path"])
-    return train, test, (f"value data {summary['folder']}: "
+    monitored = test
+    if monitor == "validation":
+      train, monitored = vd.hold_out_validation(train, source["path"])
+    return train, monitored, (f"value data {summary['folder']}: "
                          f"{summary['games']} games, {summary['positions']} "
                          f"positions ({summary['discarded']} discarded)")
   dconf = source["dataset"]
@@ -143,8 +159,8 @@ def load_data(source: dict, cache_root, log):
   cache = data_lib.prepare(source["path"], cache_root, dataset,
                            workers=min(2, os.cpu_count() or 1), log=log)
   train = vn.decided(cache.split("train"))
-  test = vn.decided(cache.split("test"))
-  return train, test, f"KGS cache {cache.path}"
+  monitored = vn.decided(cache.split(monitor))
+  return train, monitored, f"KGS cache {cache.path}"
 
 
 def _source(options: Options) -> dict:
@@ -185,8 +201,9 @@ def run(command: Command) -> int:
   # A resume without --cache reads the cache the run started with.
   cache_root = options.cache if options.cache is not None or not \
       call.resuming else saved.get("cache")
+  split = call.monitor_split()
   try:
-    train, test, what = load_data(source, cache_root, log)
+    train, monitored, what = load_data(source, cache_root, log, split)
   except data_lib.DataError as e:
     raise stages.StageError(str(e)) from None
   if config is None:
@@ -194,23 +211,26 @@ def run(command: Command) -> int:
       config = build_config(options, train.size)
     except ValueError as e:
       raise stages.refused(str(e)) from None
-  log(f"{what}; {len(train)} train, {len(test)} test positions")
-  if len(train) < config.batch_size or not len(test):
+  log(f"{what}; {len(train)} train, {len(monitored)} {split} positions")
+  fractions = () if source["kind"] == "value_data" else tuple(
+      source["dataset"]["fractions"])
+  stages.check_monitored(split, len(monitored), fractions)
+  if len(train) < config.batch_size:
     raise stages.StageError(
-        f"{len(train)} training and {len(test)} test positions: too few "
-        f"for batches of {config.batch_size} and a test set")
+        f"{len(train)} training positions: too few for batches of "
+        f"{config.batch_size}")
   call.record({"config": config.to_json(), "source": source, "seed": seed,
                "cache": cache_root})
   mesh = stages.data_mesh()
   eval_sets = {"train": sl.eval_subset(train, options.eval_positions),
-               "test": sl.eval_subset(test, options.eval_positions)}
+               split: sl.eval_subset(monitored, options.eval_positions)}
   try:
     state, history = call.train(
         vn.train_value, config, train, seed=seed, eval_sets=eval_sets,
         output_dir=command.output, mesh=mesh, eval_every=options.eval_every)
   except ValueError as e:
     raise stages.StageError(str(e)) from None
-  evals = [r for r in history if "test_mse" in r]
+  evals = [r for r in history if f"{split}_mse" in r]
   if evals:
     last = evals[-1]
   else:  # Nothing left to train (a finished run resumed): measure it.
@@ -219,10 +239,10 @@ def run(command: Command) -> int:
                                              positions, mesh=mesh)["mse"]
             for name, positions in eval_sets.items()}
   train_mse = last.get("train_mse", float("nan"))
-  test_mse = last.get("test_mse", float("nan"))
-  log(f"step {int(state.iteration)}: train MSE {train_mse:.4f}, test MSE "
-      f"{test_mse:.4f}")
-  print(f"RESULT train_mse={train_mse:.4f} test_mse={test_mse:.4f} "
+  held_mse = last.get(f"{split}_mse", float("nan"))
+  log(f"step {int(state.iteration)}: train MSE {train_mse:.4f}, {split} "
+      f"MSE {held_mse:.4f}")
+  print(f"RESULT train_mse={train_mse:.4f} {split}_mse={held_mse:.4f} "
         f"positions={len(train)} step={int(state.iteration)} "
         f"samples={int(state.iteration) * config.batch_size} "
         f"devices={jax.device_count()}")
