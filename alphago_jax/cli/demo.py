@@ -207,7 +207,8 @@ def _summary(args, game, gnugo, ply, searched, moves, names) -> None:
         numbers=viz.move_numbers(moves, stones), caption=caption,
         last_move=(ply.action if 0 <= ply.action < game.num_points
                    else None),
-        title=f"{names[0]} (Black) against {names[1]} (White)")
+        title=f"{args.preset} (Black) against " + (
+            "itself" if gnugo is None else f"GNU Go {args.gnugo_level}"))
     write_atomic(args.svg, viz.board_svg(picture))
     print(f"The final position, with the search's heat map: {args.svg}")
 
