@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import subprocess
 import sys
 import time
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from alphago_jax import play, search
 from alphago_jax.cli.agents import load_network, make_game
+from alphago_jax.core import rundir
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.core.stats import wilson_interval
 
@@ -90,12 +90,10 @@ def main(argv=None) -> int:
   games = 2 * args.games_per_colour
   total = wins["black"] + wins["white"]
   low, high = wilson_interval(total, games)
-  commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
-                          text=True).stdout.strip() or None
   result = {
       "command": "python experiments/gumbel_move_match.py " + " ".join(
           sys.argv[1:] if argv is None else argv),
-      "commit": commit, "network": args.network,
+      "commit": rundir.git_commit(), "network": args.network,
       "network_iteration": int(iteration), "game": args.game,
       "simulations": args.simulations,
       "random_opening_plies": args.random_opening_plies,
