@@ -400,12 +400,13 @@ def test_19x19_ladder_ensemble_preplanned_match_is_the_committed_games():
     quoted("(χ² test of homogeneity, p = {})", f"{p:.3f}")
 
 
-def _review(name, prefix, seeds):
-  """`match_review.py`'s table `docs/results/NAME` of the blocks
-  `PREFIX-seedS`: one row for each committed SGF, with its result, its
-  first pass recomputed, and every game GNU Go did not resign passed in;
-  the documents' counts of its passes are so. Returns the summary and the
-  reviews."""
+REVIEW_SAMPLE = 5
+
+
+def _review_rows(name, prefix, seeds):
+  """The rows of `match_review.py`'s table `docs/results/NAME` of the blocks
+  `PREFIX-seedS`, after checking that they are one row for each committed
+  SGF, in order."""
   rows = list(csv.DictReader(_read("docs", "results", name).splitlines()))
   games = sorted(
       f"docs/results/{prefix}-seed{s}/{n}" for s in seeds
@@ -413,31 +414,52 @@ def _review(name, prefix, seeds):
                                        f"{prefix}-seed{s}"))
       if n.endswith(".sgf"))
   assert [r["source"] for r in rows] == games
+  return rows
+
+
+def _recomputed(row, record):
+  """A review row's ladder and atari-run columns recomputed from its SGF
+  (GNU Go's count at its pass is not replayed: that needs GNU Go)."""
+  gnugo = "BW".index(row["gnugo_colour"])
+  runs = [match_review.lost_atari_run(record, c) for c in (1 - gnugo,
+                                                           gnugo)]
+  ladders = match_review.ladder_counts(record)
+  return {"lost_atari_run": runs[0], "gnugo_lost_atari_run": runs[1],
+          "atari_extensions": ladders[1 - gnugo][0],
+          "into_ladders": ladders[1 - gnugo][1],
+          "gnugo_atari_extensions": ladders[gnugo][0],
+          "gnugo_into_ladders": ladders[gnugo][1]}
+
+
+def _review(name, prefix, seeds, *, sample=REVIEW_SAMPLE):
+  """`match_review.py`'s table `docs/results/NAME` of the blocks
+  `PREFIX-seedS`: one row for each committed SGF, with its result, its
+  first pass recomputed, and every game GNU Go did not resign passed in;
+  the documents' counts of its passes are so. The ladder and atari-run
+  columns, most of a review's cost, are recomputed for every `sample`-th
+  row and every game decided after a pass (`sample=1`: all of them, the
+  slow test). Returns the summary and the reviews (from the table)."""
+  rows = _review_rows(name, prefix, seeds)
   reviews = []
-  for row in rows:
+  for i, row in enumerate(rows):
     record = sgf.parse_sgf(_read(row["source"]), source=row["source"])
     assert row["result"] == record.result and int(row["plies"]) == len(
         record.moves)
     first = match_review.first_pass(record, opening_plies=2)
     assert row["first_pass"] == ("" if first is None else str(first))
     gnugo = "BW".index(row["gnugo_colour"])
-    runs = [match_review.lost_atari_run(record, c) for c in (1 - gnugo,
-                                                             gnugo)]
-    assert [int(row["lost_atari_run"]),
-            int(row["gnugo_lost_atari_run"])] == runs
-    ladders = [*match_review.into_ladders(record, 1 - gnugo),
-               *match_review.into_ladders(record, gnugo)]
-    assert [int(row[k]) for k in (
-        "atari_extensions", "into_ladders", "gnugo_atari_extensions",
-        "gnugo_into_ladders")] == ladders
-    reviews.append(match_review.Review(
+    review = match_review.Review(
         source=row["source"], gnugo_colour=gnugo,
         plies=len(record.moves), winner=record.winner,
         result=sgf.result_score(record.result), first_pass=first,
         count_at_pass=sgf.result_score(row["count_at_pass"] or None),
-        lost_atari_run=runs[0], gnugo_lost_atari_run=runs[1],
-        atari_extensions=ladders[0], into_ladders=ladders[1],
-        gnugo_atari_extensions=ladders[2], gnugo_into_ladders=ladders[3]))
+        **{k: int(row[k]) for k in (
+            "lost_atari_run", "gnugo_lost_atari_run", "atari_extensions",
+            "into_ladders", "gnugo_atari_extensions", "gnugo_into_ladders")})
+    if i % sample == 0 or review.decided_after_pass:
+      recomputed = _recomputed(row, record)
+      assert {k: int(row[k]) for k in recomputed} == recomputed, row["source"]
+    reviews.append(review)
   assert all(r["result"].endswith("+R") == (r["first_pass"] == "")
              for r in rows)
   resigned = sum(r["result"].endswith("+R") for r in rows)
@@ -446,6 +468,21 @@ def _review(name, prefix, seeds):
          "and in {} of them", s["gnugo_passed"], s["games"], resigned,
          s["count_is_result"])
   return s, reviews
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,prefix,seeds", [
+    ("sl-policy-19-vs-gnugo10-preplanned-review.csv",
+     "sl-policy-19-vs-gnugo10", (2, 3, 4, 5)),
+    ("sl-policy-19-long-ensemble-vs-gnugo10-review.csv",
+     "sl-policy-19-long-ensemble-vs-gnugo10", (6, 7, 8, 9)),
+    ("sl-policy-19-ladders-ensemble-vs-gnugo10-review.csv",
+     "sl-policy-19-ladders-ensemble-vs-gnugo10", (10, 11, 12, 13))])
+def test_every_review_row_is_recomputed_from_its_game(name, prefix, seeds):
+  """The default suite recomputes a sample of each review's rows; this,
+  all of them."""
+  s, _ = _review(name, prefix, seeds, sample=1)
+  assert s["games"] == len(_review_rows(name, prefix, seeds))
 
 
 def _losses(s, reviews, head):

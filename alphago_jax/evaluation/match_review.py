@@ -211,6 +211,14 @@ def into_ladders(record: sgf_lib.GameRecord, colour: int
     ValueError: setup stones, or a move the engine rejects; the message
       names the record.
   """
+  return ladder_counts(record)[colour]
+
+
+def ladder_counts(record: sgf_lib.GameRecord
+                  ) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+  """`into_ladders` of both colours, `(Black's, White's)`, from one
+  replay and one reading of the record's ladders (the reading is most of
+  the cost of a review)."""
   if record.setup_black or record.setup_white:
     raise ValueError(f"{record.source}: setup stones; a match game starts "
                      f"on the empty board")
@@ -222,11 +230,15 @@ def into_ladders(record: sgf_lib.GameRecord, colour: int
                                      arrays["to_play"], record.size,
                                      with_read=True)
   action = arrays["action"].astype(np.int64)
-  mine = np.flatnonzero((arrays["to_play"] == colour)
-                        & (action < record.size ** 2))
-  read = planes[mine, 2, action[mine]]
-  escaped = planes[mine, 1, action[mine]]
-  return int(read.sum()), int((read & ~escaped).sum())
+
+  def counts(colour):
+    mine = np.flatnonzero((arrays["to_play"] == colour)
+                          & (action < record.size ** 2))
+    read = planes[mine, 2, action[mine]]
+    escaped = planes[mine, 1, action[mine]]
+    return int(read.sum()), int((read & ~escaped).sum())
+
+  return counts(0), counts(1)
 
 
 def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
@@ -261,8 +273,9 @@ def review_game(record: sgf_lib.GameRecord, *, opening_plies: int = 0,
     with GnuGoPlayer(game, level, seed=seed) as player:
       player.replay(actions[:first + 1])
       count = player.final_score()
-  extensions, into = into_ladders(record, 1 - gnugo_colour)
-  gnugo_extensions, gnugo_into = into_ladders(record, gnugo_colour)
+  ladders = ladder_counts(record)
+  extensions, into = ladders[1 - gnugo_colour]
+  gnugo_extensions, gnugo_into = ladders[gnugo_colour]
   return Review(source=str(record.source), gnugo_colour=gnugo_colour,
                 plies=len(actions), winner=winner, result=result,
                 first_pass=first, count_at_pass=count,
