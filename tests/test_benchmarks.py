@@ -1,5 +1,7 @@
 """The benchmark scripts still run end to end and print their RESULT line
-(tiny settings: this checks the wiring, not the speed)."""
+(tiny settings: this checks the wiring, not the speed), and each RESULT
+figure is the arithmetic of the table's own measurements (a ratio the
+quotient of its two rates, a time the table's time)."""
 
 import os
 import re
@@ -26,8 +28,23 @@ def test_uct_benchmark_splits_over_the_devices_it_is_given():
                                 "--repeats", "1", "--batches", "2",
                                 "--devices", "2")
   assert "| JAX + mctx | 2 | 2 |" in table
-  assert float(result["speedup_vs_python"]) > 0
-  assert float(result["speedup_vs_python_one_device"]) > 0
+  rows = {int(d): (float(rate.replace(",", "")), float(speedup),
+                   float(step_ms), float(core_us))
+          for d, rate, speedup, step_ms, core_us in re.findall(
+              r"^\| JAX \+ mctx \| (\d) \| 2 \| ([\d,]+) \| ([\d.]+)x \| "
+              r"([\d.]+) \| ([\d.]+) \|$", table, re.M)}
+  assert sorted(rows) == [1, 2], table
+  # Each speedup is its row's (the table rounds to 0.1).
+  assert float(result["speedup_vs_python"]) == pytest.approx(
+      rows[2][1], abs=0.051)
+  assert float(result["speedup_vs_python_one_device"]) == pytest.approx(
+      rows[1][1], abs=0.051)
+  cores = os.cpu_count() or 1
+  for rate, _, step_ms, core_us in rows.values():
+    assert rate > 0
+    # A batched step is 2 simulations; all cores' time over those.
+    assert step_ms == pytest.approx(1e3 * 2 / rate, rel=0.02, abs=6e-4)
+    assert core_us == pytest.approx(1e6 * cores / rate, rel=0.02)
 
 
 def test_uct_benchmark_rejects_zero_devices():
@@ -45,7 +62,11 @@ def test_go_env_benchmark_measures_the_pgx_peer():
   row = re.search(r"\| 9x9 \| 16 \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) \|",
                   table)
   assert row, table[-2000:]
-  assert float(row.group(2).replace(",", "")) > 0
+  ours, theirs = (float(row.group(i).replace(",", "")) for i in (1, 2))
+  assert ours > 0 and theirs > 0
+  # The ratio column is ours over pgx's (rounded to 0.01).
+  assert float(row.group(3)) == pytest.approx(ours / theirs, rel=0.01,
+                                              abs=0.006)
   # pgx's 9x9 state is 5,718 bytes, ours 2,228 (README).
   assert "| 9x9 | 2,228 | 5,718 |" in table
   assert result["state_bytes_9x9"] == "2228"
@@ -69,9 +90,21 @@ def test_go_features_benchmark_times_the_five_ways():
               "48 planes with ladders", "read on the host (numba)",
               "48 planes in play"):
     assert row in table
-  assert float(result["ms_default"]) > 0 and float(result["ms_by_play"]) > 0
-  assert float(result["ms_ladders_host"]) > 0
-  assert float(result["ms_play_48"]) > 0
+  rows = re.findall(r"^\| [^|]+ \| ([\d.]+) \| ([\d,]+) \| [\d.]+ \|$",
+                    table, re.M)
+  assert len(rows) == 5, table
+  names = ("ms_default", "ms_by_play", "ms_with_ladders", "ms_ladders_host",
+           "ms_play_48")
+  for name, (ms, rate) in zip(names, rows):
+    got = float(result[name])  # to 0.01 ms; the table's to 0.1
+    assert got > 0 and got == pytest.approx(float(ms), abs=0.051)
+    # positions/s: the batch of 2 over the row's time.
+    assert float(rate.replace(",", "")) == pytest.approx(
+        2e3 / got, rel=0.0051 / got + 1e-3, abs=1)
+  a, c = float(result["ms_default"]), float(result["ms_with_ladders"])
+  # (c - a) / a of the unrounded times: a and c are printed to 0.005.
+  assert float(result["ladder_cost_ratio"]) == pytest.approx(
+      (c - a) / a, abs=0.051 + (c / a) * (0.0051 / a + 0.0051 / c))
 
 
 def test_value_data_benchmark_ratio_is_its_two_throughputs():

@@ -11,6 +11,8 @@ import os
 import re
 import sys
 
+import nbclient
+import nbformat
 import numpy as np
 import pytest
 
@@ -20,8 +22,6 @@ from alphago_jax.core import stats
 from alphago_jax import play
 from alphago_jax import engines
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), os.pardir, "notebooks")
 # Every notebook in notebooks/ must be listed here with its checks (a new
