@@ -325,13 +325,16 @@ def test_a_dead_gnugo_leaves_its_game_unplayed_and_the_match_goes_on():
      62, 25),
     ("sl-policy-19-long-ensemble-vs-gnugo10-seed9", "level10-048-white.sgf",
      66, 48)])
+# Level 1 crashes in about a second; the match's level 10 reads for up to a
+# minute first, so it is in the slow suite.
+@pytest.mark.parametrize("level", [1, pytest.param(10, marks=pytest.mark.slow)])
 def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
-                                                         seed):
+                                                         seed, level):
   # The match games left unplayed (docs/results/...-seedS/unplayed/) are GNU
   # Go's own failures, not ours: replaying their moves into a fresh GNU Go
-  # 3.8 with the match's seed (any seed or level crashes alike) kills the
-  # process on its next `genmove`, and the player reports the exit status
-  # as the match logs did.
+  # 3.8 with the match's seed, at the match's level 10 or at level 1, kills
+  # the process on its next `genmove`, and the player reports the exit
+  # status as the match logs did.
   import os  # pylint: disable=import-outside-toplevel
   from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
   path = os.path.join(os.path.dirname(__file__), "..", "docs", "results",
@@ -341,8 +344,8 @@ def test_gnugo_segfaults_on_the_committed_unplayed_games(block, name, plies,
   assert record.result is None and len(record.moves) == plies
   game = games.make("go", size=19, komi=7.5)
   _, actions, _ = sgf.record_to_actions(record, game)
-  player = engines.GnuGoPlayer(game, 10, seed=seed)
-  # GNU Go reads for up to a minute on a quiet core before it crashes; the
+  player = engines.GnuGoPlayer(game, level, seed=seed)
+  # GNU Go 10 reads for up to a minute on a quiet core before it crashes; the
   # crash is deterministic, its time on a loaded machine is not.
   player.engine.timeout = 900.0
   try:
