@@ -21,7 +21,7 @@ from alphago_jax.core import config_codec, rundir
 from alphago_jax import data as data_lib
 from alphago_jax.data import held_out, records, run_dataset
 
-from helpers import ROOT
+from helpers import ROOT, run_cli
 from record_files import PRO, PRO_ARCHIVE, need
 
 MONITORING = ("sl-policy", "rollout-policy", "value-net")
@@ -265,3 +265,25 @@ def test_a_parent_that_cannot_be_verified_is_refused_by_name(tmp_path):
   with pytest.raises(held_out.HeldOutError, match="do not hash to the "
                      "test_sha256 .*altered"):
     check(altered)
+
+
+def test_rollout_policy_and_value_net_runs_record_their_identity(
+    tmp_path, capsys):
+  need(PRO)
+  common = ["--quick", "--size", "9", "--min-rank", "none", "--cache",
+            tmp_path / "cache", "--fractions", "0.8", "0.1", "0.1"]
+  rollout, value = tmp_path / "rollout", tmp_path / "value"
+  status, _, err = run_cli(capsys, "train", "rollout-policy", "--data", PRO,
+                           "--output", rollout, "--pattern-bits", "10",
+                           "--response-bits", "10", *common)
+  assert status == 0, err[-3000:]
+  status, _, err = run_cli(capsys, "train", "value-net", "--kgs", PRO,
+                           "--output", value, *common)
+  assert status == 0, err[-3000:]
+  cache = _cache(tmp_path / "cache", fractions=(0.8, 0.1, 0.1))
+  want, files = held_out.run_files(cache)
+  for run in (rollout, value):
+    saved = json.loads((run / "config.json").read_text())
+    assert saved[held_out.IDENTITY_KEY] == want[held_out.IDENTITY_KEY], run
+    assert json.loads((run / held_out.GAMES_FILE).read_text()) == files[
+        held_out.GAMES_FILE]
