@@ -111,12 +111,12 @@ def run_cli(capsys, *argv):
 
 def assert_eval_policy_result(proc, positions):
   """`eval_policy.py`'s output on `positions` test positions: it succeeded,
-  named the split, gave top-1 with its 95% interval and ended with the
-  RESULT line."""
+  named the split, gave top-1 with its 95% interval by game and ended with
+  the RESULT line."""
   assert proc.returncode == 0, proc.stderr[-3000:]
   lines = proc.stdout.strip().splitlines()
-  assert f"split test, {positions} positions" in proc.stdout
+  assert f"split test, {positions} positions of " in proc.stdout
   assert any(line.startswith("top1: ") and "95% CI [" in line
-             for line in lines)
+             and line.endswith("(games as draws)") for line in lines)
   assert lines[-1].startswith("RESULT top1=") and lines[-1].endswith(
-      f" positions={positions}")
+      f" positions={positions}") and " games=" in lines[-1]

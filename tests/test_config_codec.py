@@ -19,6 +19,8 @@ from alphago_jax.cli.configs import STAGES
 from alphago_jax.core import config_codec, rundir
 from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.data.gnugo_games import GameResult
+from alphago_jax.data.held_out import (Archive, DatasetIdentity,
+                                       HeldOutGames)
 from alphago_jax.data.positions import DatasetConfig, cache_name
 from alphago_jax.data.records import Filters
 from alphago_jax.evaluation import ablation
@@ -114,15 +116,18 @@ def _same_file(relpath, out, text, kwargs, end):
 def _stage_parts(data):
   """(key path, class) of each config in a 2016 stage's config.json, by
   the keys it holds."""
+  # The dataset's identity, in runs recorded since it existed.
+  held = [(("held_out",), DatasetIdentity)] if "held_out" in data else []
   if "train" in data:  # rollout_policy.py: the weights folder's config.json
     return [(("train",), RolloutTrainConfig), (("features",), PatternConfig),
-            (("dataset",), DatasetConfig)]
+            (("dataset",), DatasetConfig)] + held
   config = data["config"]
   if "games_per_iteration" in config:
     return [(("config",), ReinforceConfig)]
   if "mask_illegal" in config:
-    return [(("config",), SupervisedConfig), (("dataset",), DatasetConfig)]
-  parts = [(("config",), ValueTrainConfig)]
+    return [(("config",), SupervisedConfig),
+            (("dataset",), DatasetConfig)] + held
+  parts = [(("config",), ValueTrainConfig)] + held
   if "dataset" in data.get("source", {}):
     parts.append((("source", "dataset"), DatasetConfig))
   return parts
@@ -243,6 +248,7 @@ def test_cache_names_of_committed_datasets_are_unchanged(run, data, name):
 
 _finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+_sha256 = st.binary(min_size=32, max_size=32).map(bytes.hex)
 _policy_features = st.sampled_from([
     go_features.DEFAULT_POLICY_FEATURES, go_features.ALPHAGO_POLICY_FEATURES])
 _value_features = st.sampled_from([
@@ -308,6 +314,22 @@ CLASSES = {
                                    (0.95, 0.025, 0.025)]),
         seed=st.integers(0, 2**31), limit=st.none() | st.integers(1, 10**6),
         ladders=st.booleans()),
+    DatasetIdentity: st.builds(
+        DatasetIdentity,
+        archives=st.lists(st.builds(
+            Archive, name=_text, num_bytes=st.integers(0, 2**40),
+            crc32=st.none() | st.integers(0, 2**32 - 1)), max_size=3).map(
+                tuple),
+        filters=filters,
+        fractions=st.sampled_from([(0.9, 0.05, 0.05), (1.0, 0.0, 0.0)]),
+        seed=st.integers(0, 2**31), limit=st.none() | st.integers(1, 10**6),
+        min_ply=st.integers(0, 20),
+        games=st.tuples(*[st.integers(0, 10**5)] * 3),
+        validation_sha256=_sha256, test_sha256=_sha256),
+    HeldOutGames: st.builds(
+        HeldOutGames,
+        validation=st.sets(_sha256, max_size=4).map(sorted).map(tuple),
+        test=st.sets(_sha256, max_size=4).map(sorted).map(tuple)),
     GameResult: st.builds(
         GameResult, seed=st.integers(0, 2**31), level=st.integers(1, 10),
         dropped=st.none() | _text,

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax.data import features
+from alphago_jax.data import features, held_out
 from alphago_jax.data import positions as data_lib
 from alphago_jax.games import go_features
 from alphago_jax.games import symmetry
@@ -268,8 +268,9 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
   # The commands' `main`s, in one process (helpers.run_mains).
   deep, wide, lad = tmp_path / "deep", tmp_path / "wide", tmp_path / "lad"
+  leaky = tmp_path / "leaky"
   (first, again, resumed, evaluated, refused, deepened,
-   mismatched, laddered, lad_evaluated) = run_mains([
+   mismatched, leaked, laddered, lad_evaluated) = run_mains([
       # The stall guard armed (it never fires on a healthy run).
       (args[0], args[1:] + ["--stall-minutes", "30"]),
       # A second start refuses to overwrite; --resume continues (here: done).
@@ -285,6 +286,10 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
                               "--layers", "5", "--init-from", out]),
       (args[0], args[1:-4] + ["--output", wide, "--cache", tmp_path / "cache",
                               "--filters", "16", "--init-from", out]),
+      # A split that puts some of the parent's test games in training.
+      (args[0], args[1:-4] + ["--output", leaky, "--cache",
+                              tmp_path / "cache", "--fractions", "0.99",
+                              "0.005", "0.005", "--init-from", out]),
       # The ladder planes added to the trained network, read into a cache
       # of their own; eval_policy reads that cache too.
       (args[0], args[1:-4] + ["--output", lad, "--cache", tmp_path / "cache",
@@ -316,7 +321,20 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert refused.returncode == 1
   assert "not a policy-network checkpoint" in refused.stderr
   assert os.path.join(GO9, "checkpoints") in refused.stderr
+  # The run records its dataset and held-out games; a child on the same
+  # games is checked against them, one on another split refused.
+  identity = held_out.DatasetIdentity.from_json(saved["held_out"])
+  games = held_out.HeldOutGames.from_json(json.loads(
+      (out / "held_out_games.json").read_text()))
+  assert identity.test_sha256 == held_out.games_sha256(games.test)
+  assert identity.games[2] == len(games.test) == len(cache.games("test"))
   assert deepened.returncode == 0, deepened.stderr[-3000:]
+  assert (f"held out: none of the {len(games.test)} test games of {out} is "
+          f"in this run's training split") in deepened.stdout
+  assert leaked.returncode == 1 and not leaky.exists()
+  assert re.search(rf"--init-from: \d+ of the {len(games.test)} test games "
+                   rf"of the parent run {out} are in this run's training "
+                   rf"split", leaked.stderr), leaked.stderr[-3000:]
   assert (f"starting network: {out} step 40, deepened to 5 layers by "
           f"identity layers") in deepened.stdout
   # It starts where the 3-layer run ended, not at chance.

@@ -68,13 +68,19 @@ def steps_directory(directory: str) -> str:
   return inner if os.path.isdir(inner) else directory
 
 
+def run_directory(directory: str) -> str:
+  """The run directory that `directory` (a run directory or its folder of
+  steps) belongs to."""
+  if os.path.isdir(os.path.join(directory, "checkpoints")):
+    return directory
+  return os.path.dirname(os.path.abspath(directory))
+
+
 def run_config(directory: str) -> dict:
   """The `config.json` of the run that `directory` (a run directory or its
   folder of steps) belongs to; {} when it has none (a bare folder of
   steps)."""
-  run_dir = directory if os.path.isdir(os.path.join(directory, "checkpoints")) \
-      else os.path.dirname(os.path.abspath(directory))
-  path = os.path.join(run_dir, "config.json")
+  path = os.path.join(run_directory(directory), "config.json")
   if not os.path.exists(path):
     return {}
   with open(path, encoding="utf-8") as f:

@@ -230,6 +230,31 @@ def summed(step: Callable[[Any, Dict[str, jax.Array]], Dict[str, jax.Array]],
   return {k: float(v) for k, v in jax.device_get(totals).items()}
 
 
+def per_position(step: Callable[[Any, Dict[str, jax.Array]],
+                                 Dict[str, jax.Array]],
+                 variables, positions: Positions, *, batch_size: int,
+                 limit: Optional[int] = None, mesh: Optional[Mesh] = None,
+                 put: Optional[Callable[[Dict[str, np.ndarray]], Any]] = None
+                 ) -> Dict[str, np.ndarray]:
+  """The values of `step(variables, compact batch with valid)`, each `[B]`
+  a batch, for the first `limit` of `positions` (all when None), in order,
+  the padding of the last batch dropped: host arrays `[n]`, and `game`,
+  each position's game (for intervals that treat games as the draws).
+  Batches and `put` as in `summed`."""
+  if put is None:
+    put = lambda batch: to_device(batch, mesh, FIELDS + ("valid",))
+  chosen = first(positions, limit)
+  parts: Dict[str, List[np.ndarray]] = {}
+  for batch in sequential_batches(chosen, batch_size):
+    valid = np.asarray(batch["valid"])
+    values = jax.device_get(step(variables, put(batch)))
+    for k, v in values.items():
+      parts.setdefault(k, []).append(np.asarray(v)[valid])
+  out = {k: np.concatenate(v) for k, v in parts.items()}
+  out["game"] = np.asarray(chosen.game)
+  return out
+
+
 @dataclasses.dataclass(frozen=True)
 class PositionInputs:
   """What a position stage's run reads besides its config.

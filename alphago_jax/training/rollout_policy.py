@@ -188,24 +188,47 @@ def make_train_step(config: RolloutTrainConfig):
   return jax.jit(step, donate_argnums=0)
 
 
+def _move_scores(features: go_patterns.PatternConfig, size: int):
+  """`(weights, compact batch) -> scores` of each position, each `[B]`:
+  `top1`, `top5` (a hit; a pass, which p_π cannot play, is a miss), `nll`
+  (0 on a pass) and `labelled` (the move is a point)."""
+
+  def scores(weights, batch):
+    logits, action, labelled = batch_logits(weights, features, size, batch)
+    nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None],
+                               axis=-1)[:, 0]
+    return {"top1": _topk(logits, action, 1) & labelled,
+            "top5": _topk(logits, action, 5) & labelled,
+            "nll": jnp.where(labelled, nll, 0.0), "labelled": labelled}
+
+  return scores
+
+
 @functools.lru_cache(maxsize=8)
 def make_eval_step(features: go_patterns.PatternConfig, size: int):
   """Jitted `(weights, compact batch with valid) -> sums` of top-1 and
   top-5 hits, nll (labelled positions), labelled and valid positions."""
+  scores = _move_scores(features, size)
 
   def step(weights, batch):
-    logits, action, labelled = batch_logits(weights, features, size, batch)
+    s = scores(weights, batch)
     valid = batch["valid"]
-    hit = labelled & valid
-    nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None],
-                               axis=-1)[:, 0]
-    f = lambda x: jnp.sum(x.astype(jnp.float32))
-    return {"top1": f(_topk(logits, action, 1) & hit),
-            "top5": f(_topk(logits, action, 5) & hit),
-            "nll": jnp.sum(jnp.where(hit, nll, 0.0)),
-            "labelled": f(hit), "positions": f(valid)}
+    f = lambda x: jnp.sum((x & valid).astype(jnp.float32))
+    return {"top1": f(s["top1"]), "top5": f(s["top5"]),
+            "nll": jnp.sum(jnp.where(valid, s["nll"], 0.0)),
+            "labelled": f(s["labelled"]),
+            "positions": jnp.sum(valid.astype(jnp.float32))}
 
   return jax.jit(step)
+
+
+@functools.lru_cache(maxsize=8)
+def _make_score_step(features: go_patterns.PatternConfig, size: int):
+  return jax.jit(_move_scores(features, size))
+
+
+def _host_batch(batch):
+  return {f: np.asarray(batch[f]) for f in _FIELDS + ("valid",)}
 
 
 def evaluate(weights, features: go_patterns.PatternConfig,
@@ -217,13 +240,24 @@ def evaluate(weights, features: go_patterns.PatternConfig,
   t = position_stage.summed(
       make_eval_step(features, positions.size),
       jnp.asarray(weights, jnp.float32), positions, batch_size=batch_size,
-      limit=limit, put=lambda batch: {
-          f: np.asarray(batch[f]) for f in _FIELDS + ("valid",)})
+      limit=limit, put=_host_batch)
   n = max(t["positions"], 1.0)
   return {"top1": t["top1"] / n, "top5": t["top5"] / n,
           "nll": t["nll"] / max(t["labelled"], 1.0),
           "positions": int(t["positions"]), "labelled": int(t["labelled"]),
           "top1_hits": round(t["top1"]), "top5_hits": round(t["top5"])}
+
+
+def position_scores(weights, features: go_patterns.PatternConfig,
+                    positions: Positions, *, batch_size: int = 256,
+                    limit: Optional[int] = None) -> Dict[str, np.ndarray]:
+  """`evaluate`'s figures position by position, for intervals by game:
+  `top1`, `top5`, `labelled` (bool), `nll` (0 on a pass) and `game` (the
+  position's game), each `[n]` over the first `limit` of `positions`."""
+  return position_stage.per_position(
+      _make_score_step(features, positions.size),
+      jnp.asarray(weights, jnp.float32), positions, batch_size=batch_size,
+      limit=limit, put=_host_batch)
 
 
 def train_rollout_policy(config: RolloutTrainConfig, train: Positions, *,

@@ -181,17 +181,18 @@ def _make_train_step(config, mesh):
 
 
 @functools.lru_cache(maxsize=8)
-def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
-                   ensemble: bool = False):
-  """Jitted `(variables, compact batch with valid) -> sums`: counts of
-  top-1 and top-5 hits, summed nll and valid positions. No augmentation;
-  with `ensemble`, the policy is the mean of the softmax over the 8
-  symmetries (the paper's 8-symmetry ensemble)."""
+def _move_scores(model: PolicyNetConfig, *, mesh: Optional[Mesh],
+                 ensemble: bool):
+  """`(variables, compact batch) -> scores` of each position, each `[B]`:
+  `top1` and `top5` (the played move is the network's first, or among its
+  five first) and `nll` (of the played move). No augmentation; with
+  `ensemble`, the policy is the mean of the softmax over the 8 symmetries
+  (the paper's 8-symmetry ensemble)."""
   network = PolicyNet(model)
   size, names = model.board_size, model.features
   constrain = batch_constraint(mesh)
 
-  def step(variables, batch):
+  def scores(variables, batch):
     inputs = constrain(features_lib.feature_batch(
         batch, jax.random.key(0), size=size, names=names, augment=False))
     planes, action = inputs["planes"], inputs["action"]
@@ -199,11 +200,26 @@ def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
       logp = symmetric_log_policy(network.apply, variables, planes)
     else:
       logp = jax.nn.log_softmax(network.apply(variables, planes))
-    valid = batch["valid"].astype(jnp.float32)
     nll = -jnp.take_along_axis(logp, action[:, None], axis=-1)[:, 0]
-    return {"top1": jnp.sum(topk_correct(logp, action, 1) * valid),
-            "top5": jnp.sum(topk_correct(logp, action, 5) * valid),
-            "nll": jnp.sum(nll * valid), "positions": jnp.sum(valid)}
+    return {"top1": topk_correct(logp, action, 1),
+            "top5": topk_correct(logp, action, 5), "nll": nll}
+
+  return scores
+
+
+def make_eval_step(model: PolicyNetConfig, *, mesh: Optional[Mesh] = None,
+                   ensemble: bool = False):
+  """Jitted `(variables, compact batch with valid) -> sums`: counts of
+  top-1 and top-5 hits, summed nll and valid positions (`_move_scores`
+  summed over the valid positions)."""
+  scores = _move_scores(model, mesh=mesh, ensemble=ensemble)
+
+  def step(variables, batch):
+    s = scores(variables, batch)
+    valid = batch["valid"].astype(jnp.float32)
+    return {"top1": jnp.sum(s["top1"] * valid),
+            "top5": jnp.sum(s["top5"] * valid),
+            "nll": jnp.sum(s["nll"] * valid), "positions": jnp.sum(valid)}
 
   return jit_over_batch(step, mesh)
 
@@ -226,6 +242,22 @@ def evaluate_policy(variables, model: PolicyNetConfig, positions: Positions,
           "nll": totals["nll"] / n, "positions": int(totals["positions"]),
           "top1_hits": round(totals["top1"]),
           "top5_hits": round(totals["top5"])}
+
+
+def policy_scores(variables, model: PolicyNetConfig, positions: Positions,
+                  *, batch_size: int = 256, mesh: Optional[Mesh] = None,
+                  limit: Optional[int] = None, ensemble: bool = False
+                  ) -> Dict[str, np.ndarray]:
+  """`evaluate_policy`'s figures position by position, for intervals by
+  game: `top1`, `top5` (bool: a hit), `nll` and `game` (the position's
+  game), each `[n]` over the first `limit` of `positions` (all when
+  None)."""
+  position_stage.check_board("policy_scores", positions, model.board_size)
+  _check_ladders(model, positions, "policy_scores")
+  return position_stage.per_position(
+      jit_over_batch(_move_scores(model, mesh=mesh, ensemble=ensemble),
+                     mesh), variables, positions, batch_size=batch_size,
+      limit=limit, mesh=mesh)
 
 
 def _check_ladders(model: PolicyNetConfig, positions: Positions,

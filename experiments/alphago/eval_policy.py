@@ -3,10 +3,10 @@
 Reads any folder or archive of SGF records with the filters the network was
 trained under (its run's config.json: board size, minimum rank, no
 handicap; flags override), and prints top-1 / top-5 accuracy of the move
-played with 95% Wilson intervals, the mean negative log-likelihood, and a
-last line
+played with 95% intervals, the mean negative log-likelihood, and a last
+line
 
-    RESULT top1=<x> top5=<y> positions=<n>
+    RESULT top1=<x> top5=<y> games=<g> positions=<n>
 
     python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
         [--checkpoint runs/sl19] [--split test] [--ensemble] [--limit N]
@@ -25,17 +25,20 @@ directory; default: the committed CPU network, checkpoints/sl_policy.
 --split: with the run's own --data the default is its test split (held-out
 games); any other data is read whole (`all`). --ensemble averages the
 policy over the 8 board symmetries (the paper's 57.0% against 55.4%).
-The intervals treat positions as independent; positions of one game are
-not, so the true uncertainty is somewhat wider.
+The intervals treat each game, not each position, as the independent
+draw (`core.stats.clustered_mean_interval`: positions of one game are not
+independent); with positions of a single game there is none.
 """
 
 import argparse
 import os
 import sys
 
+import numpy as np
+
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
-from alphago_jax.core.stats import wilson_interval
+from alphago_jax.core.stats import clustered_mean_interval
 from alphago_jax.games import go_features
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import supervised as sl
@@ -82,17 +85,26 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset,
   return positions
 
 
-def _print_accuracy(result):
-  """Prints the top-1 / top-5 accuracies of an evaluation's `result` (a
-  network's or p_π's: hits, rates, nll and positions) with their 95% Wilson
-  intervals, the nll and the RESULT line; the exit status, 0."""
-  n = result["positions"]
+def _print_accuracy(scores, nll):
+  """Prints the top-1 / top-5 accuracies of per-position `scores` (a
+  network's or p_π's: `top1`, `top5` hits and `game`) with their 95%
+  intervals by game, the mean `nll` and the RESULT line; the exit status,
+  0."""
+  games = scores["game"]
+  n, num_games = len(games), len(np.unique(games))
+  rates = {}
   for k in ("top1", "top5"):
-    lo, hi = wilson_interval(result[f"{k}_hits"], n)
-    print(f"{k}: {result[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}]")
-  print(f"nll: {result['nll']:.4f}")
-  print(f"RESULT top1={result['top1']:.4f} top5={result['top5']:.4f} "
-        f"positions={n}")
+    hits = np.asarray(scores[k], np.float64)
+    rates[k] = float(hits.mean())
+    if num_games < 2:
+      print(f"{k}: {rates[k]:.4f}  (no interval: positions of one game)")
+      continue
+    _, lo, hi = clustered_mean_interval(hits, games)
+    print(f"{k}: {rates[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}] (games as "
+          f"draws)")
+  print(f"nll: {nll:.4f}")
+  print(f"RESULT top1={rates['top1']:.4f} top5={rates['top5']:.4f} "
+        f"games={num_games} positions={n}")
   return 0
 
 
@@ -118,14 +130,16 @@ def _eval_rollout(p, args):
                               dataset)
   if positions is None:
     return 1
-  result = rp.evaluate(weights, features, positions,
-                       batch_size=args.batch_size, limit=args.limit)
-  n = result["positions"]
+  scores = rp.position_scores(weights, features, positions,
+                              batch_size=args.batch_size, limit=args.limit)
+  n, labelled = len(scores["game"]), int(scores["labelled"].sum())
   print(f"rollout policy: {os.path.abspath(args.rollout)} "
         f"({features.num_features} weights, step {meta.get('step')})")
-  print(f"data: {args.data}, split {split}, {n} positions "
-        f"({n - result['labelled']} passes or unscored, counted as misses)")
-  return _print_accuracy(result)
+  print(f"data: {args.data}, split {split}, {n} positions of "
+        f"{len(np.unique(scores['game']))} games ({n - labelled} passes or "
+        f"unscored, counted as misses)")
+  return _print_accuracy(scores, float(scores["nll"].sum()) / max(labelled,
+                                                                  1))
 
 
 def main(argv=None):
@@ -176,15 +190,16 @@ def main(argv=None):
   if positions is None:
     return 1
   mesh = eval_common.data_mesh(p, args.batch_size)
-  result = sl.evaluate_policy(variables, model, positions,
-                              batch_size=args.batch_size, mesh=mesh,
-                              limit=args.limit, ensemble=args.ensemble)
+  scores = sl.policy_scores(variables, model, positions,
+                            batch_size=args.batch_size, mesh=mesh,
+                            limit=args.limit, ensemble=args.ensemble)
   print(f"checkpoint: {ckpt_dir} step {step} ({model.num_layers} layers x "
         f"{model.filters} filters, {model.num_planes} planes, "
         f"{model.trunk})")
-  print(f"data: {args.data}, split {split}, {result['positions']} positions"
+  print(f"data: {args.data}, split {split}, {len(scores['game'])} positions"
+        f" of {len(np.unique(scores['game']))} games"
         f"{' (8-symmetry ensemble)' if args.ensemble else ''}")
-  return _print_accuracy(result)
+  return _print_accuracy(scores, float(np.mean(scores["nll"])))
 
 
 if __name__ == "__main__":

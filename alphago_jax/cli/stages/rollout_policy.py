@@ -2,7 +2,9 @@
 
 Builds (or reuses) the position cache of --data and trains the linear
 softmax over pattern features (`models.rollout_policy`) on its train
-split. OUTPUT gets config.json, command.json (these options, resolved),
+split. OUTPUT gets config.json (with the dataset's identity under
+`held_out`, as `train sl-policy` records it), held_out_games.json,
+command.json (these options, resolved),
 metrics.jsonl (train loss and top-1 every --log-every steps, top-1/top-5
 on a fixed subset of the validation split, --monitor-split, every
 --eval-every steps; the test split is read once, by
@@ -26,7 +28,7 @@ from typing import Optional
 
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
-from alphago_jax.data import run_dataset
+from alphago_jax.data import held_out, run_dataset
 from alphago_jax.games import go_patterns
 from alphago_jax.training import rollout_policy as rp
 from alphago_jax.training.supervised import eval_subset
@@ -134,14 +136,17 @@ def run(command: Command) -> int:
       raise stages.refused(str(e)) from None
     seed = options.seed
   split = call.monitor_split()
-  _, train, monitored = stages.open_splits(options.data, options.cache,
-                                           dataset, split)
+  cache, train, monitored = stages.open_splits(options.data, options.cache,
+                                               dataset, split)
   log(f"cache: {len(train)} train, {len(monitored)} {split} positions")
+  identity, held_files = held_out.run_files(
+      cache, min_ply=int(dataset.get("min_ply", 0)))
   # The run's settings (what --resume reads); exporting the weights
   # rewrites the file with the weights' feature set added.
   meta = {"train": config.to_json(), "dataset": dataset, "seed": seed,
-          "data": os.path.basename(os.path.normpath(options.data))}
-  call.record(meta, once=True, sort_keys=True)
+          "data": os.path.basename(os.path.normpath(options.data)),
+          **identity}
+  call.record(meta, once=True, sort_keys=True, files=held_files)
   state, history = call.train(
       rp.train_rollout_policy, config, train, seed=seed,
       eval_positions=eval_subset(monitored, options.eval_positions),

@@ -1,7 +1,10 @@
 """Trains AlphaGo's supervised policy network p_σ on game records.
 
 Builds (or reuses) the position cache of --data, then trains on its train
-split; OUTPUT gets config.json, command.json (these options, resolved),
+split; OUTPUT gets config.json (with the dataset's identity under
+`held_out`: data files, filters, split, and the hashes of the held-out
+games), held_out_games.json (the validation and test games' keys),
+command.json (these options, resolved),
 metrics.jsonl (train loss and accuracy every --log-every steps, top-1/top-5
 on a fixed subset of the validation split (--monitor-split) every
 --eval-every steps: the accuracy-vs-samples curve; the test split is read
@@ -31,7 +34,7 @@ import jax
 
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
-from alphago_jax.data import run_dataset
+from alphago_jax.data import held_out, run_dataset
 from alphago_jax.games import go_features
 from alphago_jax.models import policy
 from alphago_jax.models.policy import PolicyNetConfig
@@ -91,7 +94,9 @@ class Own(groups.Optimization, groups.Network):
       make deeper (`models.deepen_policy`), on the same planes or some of
       them, the others getting zero weights (`models.widen_inputs`):
       either way its moves are unchanged at the start. The optimizer
-      starts fresh.
+      starts fresh. Refused when this run's training split holds any of
+      the parent run's test games, or when those cannot be verified (its
+      held_out_games.json, or its split rebuilt from its config.json).
     ladders: the paper's 48 planes, the 46 and the two ladder planes
       (the `paper` preset's always). They are read once, when the position
       cache is built (`data.ladders`), not in every training step.
@@ -231,6 +236,23 @@ def starting_network(path: str, model):
   return variables, step
 
 
+def check_parent(path: str, cache, *, data: str,
+                 cache_root: Optional[str]) -> None:
+  """Refuses (StageError, before anything is written) a run whose
+  training split, in `cache`, holds a test game of the run it starts from
+  (`path`, a run or checkpoint directory), or a parent whose test games
+  cannot be verified (`data.held_out.check_parent`)."""
+  parent = ckpt.run_directory(path)
+  try:
+    checked = held_out.check_parent(
+        parent, held_out.split_keys(cache, "train"), data=data,
+        cache_root=cache_root, log=stages.log)
+  except held_out.HeldOutError as e:
+    raise stages.StageError(f"--init-from: {e}") from None
+  stages.log(f"held out: none of the {checked} test games of {parent} is "
+             f"in this run's training split")
+
+
 def run(command: Command) -> int:
   """Trains (or resumes) the run of `command`; the exit status."""
   patient_collectives()
@@ -283,11 +305,17 @@ def run(command: Command) -> int:
                                                dataset, split)
   log(f"cache {cache.path}: {len(train)} train, {len(monitored)} {split} "
       f"positions")
+  if options.init_from is not None and not call.resuming:
+    check_parent(options.init_from, cache, data=options.data,
+                 cache_root=cache_root)
+  identity, held_files = held_out.run_files(
+      cache, min_ply=int(dataset.get("min_ply", 0)))
   # The paths as given, not absolute: run directories get committed.
   call.record({
       "config": config.to_json(), "dataset": dataset, "data": options.data,
       "cache": cache_root, "seed": seed,
-      **({} if init_step is None else {"init_from_step": init_step})})
+      **({} if init_step is None else {"init_from_step": init_step}),
+      **identity}, files=held_files)
   state, history = call.train(
       sl.train_supervised, config, train, seed=seed,
       eval_positions=sl.eval_subset(monitored, options.eval_positions),

@@ -233,14 +233,18 @@ class TrainingCall:
     return recorded.monitor_split
 
   def record(self, config: Dict[str, Any], *, once: bool = False,
-             sort_keys: bool = False) -> None:
-    """Writes the run's command.json (when it starts the run) and
-    config.json (`config`; with `once`, only where there is none yet), by
-    process 0; every process waits for them."""
+             sort_keys: bool = False,
+             files: Optional[Dict[str, Any]] = None) -> None:
+    """Writes the run's command.json (when it starts the run), config.json
+    (`config`; with `once`, only where there is none yet) and, with it,
+    the run's other JSON `files` (name -> object, e.g. its held-out
+    games), by process 0; every process waits for them."""
     if jax.process_index() == 0 and not (
         once and os.path.exists(self.files.config_path)):
       if not self.resuming:
         record(self.command.output, self.stage, self.options)
+      for name, obj in (files or {}).items():
+        write_json(os.path.join(self.command.output, name), obj)
       write_json(self.files.config_path, config, sort_keys=sort_keys)
     if jax.process_count() > 1:
       multihost_utils.sync_global_devices(f"{self.stage}: output ready")

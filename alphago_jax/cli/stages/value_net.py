@@ -4,7 +4,9 @@ Data: --data, a value-data folder (`alphago-jax train value-data`: one
 self-play position a game), or --kgs, game records read into a position
 cache under --cache (every position of every game, the paper's
 overfitting comparison; positions of games without a result are dropped).
-OUTPUT gets config.json (written atomically), command.json (these
+OUTPUT gets config.json (written atomically; with --kgs, the dataset's
+identity under `held_out`, as `train sl-policy` records it, and
+held_out_games.json), command.json (these
 options, resolved), metrics.jsonl (train MSE every --log-every steps; MSE
 on a fixed subset of the training positions and on held-out ones,
 --monitor-split, default validation, every --eval-every steps; the test
@@ -31,6 +33,7 @@ import jax
 from alphago_jax import data as data_lib
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
+from alphago_jax.data import held_out
 from alphago_jax.models.value import ValueNetConfig
 from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
@@ -139,10 +142,11 @@ def build_config(options: Options, size: int):
 
 
 def load_data(source: dict, cache_root, log, monitor: str = "test"):
-  """(train, monitored, description) of the run's data source: its train
-  positions and those of the `monitor` split ("validation" or "test"). A
-  value-data folder has no validation split: its train games are split,
-  some held out (`value_data.hold_out_validation`)."""
+  """(train, monitored, description, cache) of the run's data source: its
+  train positions and those of the `monitor` split ("validation" or
+  "test"), and the position cache of game records (None for a value-data
+  folder). A value-data folder has no validation split: its train games
+  are split, some held out (`value_data.hold_out_validation`)."""
   if source["kind"] == "value_data":
     train, test, summary = vd.load_value_data(source["path"])
     monitored = test
@@ -150,7 +154,7 @@ def load_data(source: dict, cache_root, log, monitor: str = "test"):
       train, monitored = vd.hold_out_validation(train, source["path"])
     return train, monitored, (f"value data {summary['folder']}: "
                          f"{summary['games']} games, {summary['positions']} "
-                         f"positions ({summary['discarded']} discarded)")
+                         f"positions ({summary['discarded']} discarded)"), None
   dconf = source["dataset"]
   dataset = data_lib.DatasetConfig(
       filters=data_lib.Filters(**dconf["filters"]),
@@ -160,7 +164,7 @@ def load_data(source: dict, cache_root, log, monitor: str = "test"):
                            workers=min(2, os.cpu_count() or 1), log=log)
   train = vn.decided(cache.split("train"))
   monitored = vn.decided(cache.split(monitor))
-  return train, monitored, f"KGS cache {cache.path}"
+  return train, monitored, f"KGS cache {cache.path}", cache
 
 
 def _source(options: Options) -> dict:
@@ -203,7 +207,8 @@ def run(command: Command) -> int:
       call.resuming else saved.get("cache")
   split = call.monitor_split()
   try:
-    train, monitored, what = load_data(source, cache_root, log, split)
+    train, monitored, what, cache = load_data(source, cache_root, log,
+                                              split)
   except data_lib.DataError as e:
     raise stages.StageError(str(e)) from None
   if config is None:
@@ -219,8 +224,11 @@ def run(command: Command) -> int:
     raise stages.StageError(
         f"{len(train)} training positions: too few for batches of "
         f"{config.batch_size}")
+  # Records: the dataset's identity and held-out games (`data.held_out`).
+  identity, held_files = ({}, {}) if cache is None else \
+      held_out.run_files(cache)
   call.record({"config": config.to_json(), "source": source, "seed": seed,
-               "cache": cache_root})
+               "cache": cache_root, **identity}, files=held_files)
   mesh = stages.data_mesh()
   eval_sets = {"train": sl.eval_subset(train, options.eval_positions),
                split: sl.eval_subset(monitored, options.eval_positions)}
