@@ -37,12 +37,21 @@ def test_quick_chain_runs_every_stage_and_continues(tmp_path, capsys):
   last = first.strip().splitlines()[-1]
   assert last.startswith("RESULT stages=6 "), first
   fields = dict(f.split("=") for f in last.split()[1:])
-  for name in ("sl_top1", "rollout_top1", "rl_win_rate"):
-    assert 0.0 <= float(fields[name]) <= 1.0, last
-  assert 0.0 <= float(fields["value_mse"]) <= 4.0, last
   state = json.loads((out / "chain.json").read_text())
   assert [state["stages"][s]["status"] for s in chain.STAGES] == (
       ["done"] * 6)
+  # Each figure is its stage's own RESULT (the monitored split's), as the
+  # stage printed it; accuracies and rates are fractions, an MSE of values
+  # in [-1, 1] at most 4.
+  own = {s: dict(f.split("=") for f in state["stages"][s]["result"].split()[1:])
+         for s in chain.STAGES}
+  assert fields["sl_top1"] == own["sl"]["validation_top1"], last
+  assert fields["rollout_top1"] == own["rollout"]["validation_top1"], last
+  assert fields["rl_win_rate"] == own["rl"]["win_rate"], last
+  assert fields["value_mse"] == own["value"]["validation_mse"], last
+  for name in ("sl_top1", "rollout_top1", "rl_win_rate"):
+    assert 0.0 <= float(fields[name]) <= 1.0, last
+  assert 0.0 <= float(fields["value_mse"]) <= 4.0, last
 
   # Each stage's output, read by the library: 12 games of 9x9 records,
   # then networks of the chain's board.
