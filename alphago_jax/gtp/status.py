@@ -210,3 +210,12 @@ def final_status(stones, size: int) -> np.ndarray:
   for p in _seki(s, size, undecided):
     status[p] = SEKI
   return status
+
+
+def chains(stones, size: int, points) -> List[List[int]]:
+  """`points` (stones of `stones`, int `[N²]`) grouped by chain: each
+  chain's points ascending, chains by their first point."""
+  s = np.asarray(stones).reshape(-1)
+  groups = _components_by_colour({int(p) for p in points}, s,
+                                 _neighbours(size))
+  return sorted((sorted(g) for g in groups), key=lambda g: g[0])
