@@ -645,9 +645,9 @@ class GTPEngine:
     try:
       with open(args[0], "wb") as f:
         f.write(data)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: a name it cannot encode.
       raise GTPFailure(f"cannot write file ({args[0]}: "
-                       f"{e.strerror or e})") from None
+                       f"{getattr(e, 'strerror', None) or e})") from None
     return ""
 
   def cmd_loadsgf(self, args) -> str:
@@ -665,9 +665,9 @@ class GTPEngine:
     try:
       with open(path, "rb") as f:
         data = f.read()
-    except OSError as e:
-      raise GTPFailure(f"cannot load file ({path}: {e.strerror or e})"
-                       ) from None
+    except (OSError, ValueError) as e:
+      raise GTPFailure(f"cannot load file ({path}: "
+                       f"{getattr(e, 'strerror', None) or e})") from None
     try:
       record = sgf.parse_sgf(data, source=path)
     except sgf.SGFError as e:
