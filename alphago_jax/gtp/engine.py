@@ -20,9 +20,22 @@ Three layers, each testable alone:
 Commands: protocol_version, name, version, known_command, list_commands,
 boardsize, clear_board, komi, play, genmove, undo, showboard, final_score
 (Tromp-Taylor on the current board, as `B+3.5`), time_settings, time_left,
-quit, and Leela Zero's `lz-analyze` / `lz-genmove_analyze` for Sabaki and
-Lizzie (`info move D4 visits 12 winrate 5432 prior 1234 order 0 pv D4 C3`;
-winrate and prior in 1/10000, winrate the mover's).
+quit; for GUIs and tournaments:
+
+* `final_status_list alive|dead|seki`: the stones of that status, one
+  chain a line (`gtp.status`: dead only where provable, inside the
+  opponent's pass-alive territory; seki by unfillable shared liberties).
+* `fixed_handicap N`, `place_free_handicap N` (the answer: the vertices
+  placed), `set_free_handicap V...`: Black setup stones on an empty board
+  (`gtp.handicap`), White to move; not moves, so `undo` keeps them.
+* `loadsgf FILE [MOVE_NUMBER]` (GNU Go's: board size, komi, setup stones
+  and the main line up to before move MOVE_NUMBER; answers the colour to
+  move) and `printsgf [FILE]` (the game as SGF: the answer, or the file).
+* Leela Zero's `lz-analyze` / `lz-genmove_analyze` and KataGo's
+  `kata-analyze` / `kata-genmove_analyze` (`gtp.analysis`: `info move D4
+  visits 12 winrate 5432 prior 1234 order 0 pv D4 C3`, or KataGo's `...
+  winrate 0.543200 prior 0.123400 lcb 0.510000 ...`; `minmoves`,
+  `maxmoves`, and `avoid` / `allow` at the root).
 
 Rules as our engine's (`games.go`): Tromp-Taylor with positional superko,
 suicide illegal. A move for the side *not* to move (GTP allows it, e.g. for
