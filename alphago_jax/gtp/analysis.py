@@ -143,6 +143,10 @@ def parse_request(args: Sequence[str], size: int, *,
           raise ValueError("allow may be given once, without avoid")
         fields["allow"] = (colour, actions, depth)
       continue
+    known = ("interval", "minmoves", "maxmoves") + (
+        _IGNORED_FLAGS if kata else ())
+    if key not in known:
+      raise ValueError(f"unexpected {key!r}")
     if not args:
       raise ValueError(f"{key} needs a value")
     value = args.pop(0)
@@ -152,13 +156,11 @@ def parse_request(args: Sequence[str], size: int, *,
       fields["minmoves"] = _count(value, "minmoves")
     elif key == "maxmoves":
       fields["maxmoves"] = _count(value, "maxmoves")
-    elif kata and key in _IGNORED_FLAGS:
+    else:
       if value not in ("true", "false"):
         raise ValueError(f"{key} takes true or false, got {value!r}")
       if value == "true":
         ignored.append(key)
-    else:
-      raise ValueError(f"unexpected {key!r}")
   return AnalysisRequest(avoid=tuple(avoid), ignored=tuple(ignored),
                          **fields)
 

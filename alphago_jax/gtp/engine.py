@@ -798,7 +798,8 @@ class GTPEngine:
     search as one info line, then `play VERTEX`."""
     colour_args = [a for a in args if a.lower() in _COLOURS]
     if len(colour_args) != 1 or args[0].lower() not in _COLOURS:
-      raise GTPFailure("syntax error (genmove_analyze needs a color)")
+      raise GTPFailure(f"syntax error ({'kata' if kata else 'lz'}"
+                       f"-genmove_analyze needs a color)")
     request = self._request(args, kata)
     if request.avoid or request.allow is not None:
       raise GTPFailure("syntax error (avoid and allow are for analysis, "
