@@ -137,7 +137,10 @@ def test_identity_and_command_list():
   required = {"protocol_version", "name", "version", "known_command",
               "list_commands", "boardsize", "clear_board", "komi", "play",
               "genmove", "undo", "showboard", "final_score", "time_settings",
-              "time_left", "quit", "lz-analyze", "lz-genmove_analyze"}
+              "time_left", "quit", "lz-analyze", "lz-genmove_analyze",
+              "final_status_list", "fixed_handicap", "place_free_handicap",
+              "set_free_handicap", "loadsgf", "printsgf", "kata-analyze",
+              "kata-genmove_analyze"}
   assert required <= set(listed)
   for c in listed:
     assert ok(e, f"known_command {c}") == "true"
@@ -645,13 +648,18 @@ COMMANDS = ["protocol_version", "name", "version", "known_command",
             "list_commands", "boardsize", "clear_board", "komi", "play",
             "genmove", "undo", "showboard", "final_score", "time_settings",
             "time_left", "lz-analyze", "lz-genmove_analyze", "quit",
-            "frobnicate", "PLAY", "loadsgf"]
+            "frobnicate", "PLAY", "loadsgf", "printsgf", "final_status_list",
+            "fixed_handicap", "place_free_handicap", "set_free_handicap",
+            "kata-analyze", "kata-genmove_analyze"]
 TOKENS = st.one_of(
     st.sampled_from(["b", "w", "black", "WHITE", "x", "B"]),
     st.sampled_from(["A1", "e3", "C5", "pass", "PASS", "resign", "I3",
                      "Z25", "A0", "E", "T19", "a26", "C"]),
     st.sampled_from(["5", "9", "19", "0", "-1", "6.5", "7.5", "nan",
                      "1e400", "2147483648", "0x10", "interval", "10"]),
+    st.sampled_from(["alive", "dead", "seki", "minmoves", "maxmoves",
+                     "avoid", "allow", "ownership", "true", "A1,B2",
+                     "no-such-file.sgf", "/"]),
     st.text(max_size=6))
 
 
@@ -665,7 +673,13 @@ VALID_LINES = st.one_of(
                      "boardsize 5", "komi 6.5", "komi 0", "list_commands",
                      "lz-analyze 10", "lz-genmove_analyze b",
                      "lz-genmove_analyze w 5", "time_settings 30 5 2",
-                     "time_left b 3 1", "known_command play"]))
+                     "time_left b 3 1", "known_command play",
+                     "final_status_list alive", "final_status_list dead",
+                     "final_status_list seki", "printsgf",
+                     "set_free_handicap A1 C3 E5", "kata-analyze 10",
+                     "kata-analyze b minmoves 5 maxmoves 3",
+                     "kata-analyze w avoid w A1,B1 1 ownership true",
+                     "kata-genmove_analyze b", "loadsgf no-such-file.sgf"]))
 
 
 @st.composite
@@ -696,10 +710,13 @@ def command_lines(draw):
   return line
 
 
-def test_fuzz_every_line_gets_a_well_formed_answer(capsys):
+def test_fuzz_every_line_gets_a_well_formed_answer(capsys, tmp_path,
+                                                   monkeypatch):
   """Thousands of random and mutated lines: each gets a well-formed answer
   (or none, for what GTP says to ignore), with the id echoed; the engine
-  answers `name` at the end."""
+  answers `name` at the end. (In a scratch folder: `printsgf NAME` writes
+  files.)"""
+  monkeypatch.chdir(tmp_path)
   counts = {"lines": 0, "answers": 0, "failures": 0}
 
   @settings(max_examples=examples(100), deadline=None,
@@ -751,7 +768,10 @@ LIVE_OK = ["protocol_version", "name", "version", "list_commands",
            "final_score", "boardsize 9", "clear_board", "komi 6.5",
            "komi 7.5", "time_settings 600 0 0", "time_settings 0 5 0",
            "time_left b 30 0", "time_left white 10 3", "lz-analyze 50",
-           "lz-analyze w interval 10"]
+           "lz-analyze w interval 10", "kata-analyze 50",
+           "kata-analyze b 20 maxmoves 3 avoid b E5,D4 1",
+           "final_status_list alive", "final_status_list dead",
+           "final_status_list seki", "printsgf"]
 LIVE_ERRORS = [
     # Malformed and off-board vertices.
     "play b Z99", "play w I5", "play b A0", "play b A26", "play w E",
@@ -763,12 +783,16 @@ LIVE_ERRORS = [
     "boardsize 9 9", "boardsize nine", "time_settings 1 2",
     "time_settings -1 0 0", "time_left b 1", "time_left b 10 -2",
     "known_command", "name x", "protocol_version 2", "undo 1",
-    "lz-analyze b 10 extra", "lz-genmove_analyze",
+    "lz-analyze b 10 extra", "lz-genmove_analyze", "kata-analyze minmoves",
+    "kata-genmove_analyze", "final_status_list", "final_status_list ko",
+    "fixed_handicap", "fixed_handicap 10", "place_free_handicap 1",
+    "set_free_handicap A1", "set_free_handicap A1 A1",
+    "loadsgf no-such-file.sgf", "loadsgf game.sgf x", "printsgf a b",
     # Board sizes it has no network for.
     "boardsize 19", "boardsize 13", "boardsize 0", "boardsize -1",
     "boardsize 26", "boardsize 99999999999999999999",
     # Unknown commands.
-    "frobnicate", "PLAY b E5", "loadsgf game.sgf", "9x9"]
+    "frobnicate", "PLAY b E5", "9x9"]
 LIVE_IGNORED = ["", "   ", "\t", "\r", "\x00\x01", "# a comment",
                 "  # play b E5", "\t#\tname"]
 # Moves refused whatever came before (each scenario starts afresh):
@@ -840,9 +864,12 @@ def live_fuzz_lines(rng, count, *, genmoves=8):
     elif kind == "garbage":
       out.append((_garbage(rng, rng.randint(1, 40)), None))
     elif kind == "mutated":
-      # Not komi: every new komi compiles the player's move again.
+      # Not komi: every new komi compiles the player's move again. Not
+      # printsgf: a mutation can turn it into `printsgf NAME`, which
+      # writes a file.
       line = rng.choice([l for l in LIVE_OK + LIVE_ERRORS
-                         if not l.startswith("komi")] + ["play b E5"])
+                         if not l.startswith(("komi", "printsgf"))]
+                        + ["play b E5"])
       out.append((_mutated(rng, line), None))
     elif kind == "ignored":
       out.append((rng.choice(LIVE_IGNORED).encode(), None))

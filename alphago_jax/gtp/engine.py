@@ -20,9 +20,22 @@ Three layers, each testable alone:
 Commands: protocol_version, name, version, known_command, list_commands,
 boardsize, clear_board, komi, play, genmove, undo, showboard, final_score
 (Tromp-Taylor on the current board, as `B+3.5`), time_settings, time_left,
-quit, and Leela Zero's `lz-analyze` / `lz-genmove_analyze` for Sabaki and
-Lizzie (`info move D4 visits 12 winrate 5432 prior 1234 order 0 pv D4 C3`;
-winrate and prior in 1/10000, winrate the mover's).
+quit; for GUIs and tournaments:
+
+* `final_status_list alive|dead|seki`: the stones of that status, one
+  chain a line (`gtp.status`: dead only where provable, inside the
+  opponent's pass-alive territory; seki by unfillable shared liberties).
+* `fixed_handicap N`, `place_free_handicap N` (the answer: the vertices
+  placed), `set_free_handicap V...`: Black setup stones on an empty board
+  (`gtp.handicap`), White to move; not moves, so `undo` keeps them.
+* `loadsgf FILE [MOVE_NUMBER]` (GNU Go's: board size, komi, setup stones
+  and the main line up to before move MOVE_NUMBER; answers the colour to
+  move) and `printsgf [FILE]` (the game as SGF: the answer, or the file).
+* Leela Zero's `lz-analyze` / `lz-genmove_analyze` and KataGo's
+  `kata-analyze` / `kata-genmove_analyze` (`gtp.analysis`: `info move D4
+  visits 12 winrate 5432 prior 1234 order 0 pv D4 C3`, or KataGo's `...
+  winrate 0.543200 prior 0.123400 lcb 0.510000 ...`; `minmoves`,
+  `maxmoves`, and `avoid` / `allow` at the root).
 
 Rules as our engine's (`games.go`): Tromp-Taylor with positional superko,
 suicide illegal. A move for the side *not* to move (GTP allows it, e.g. for
@@ -60,8 +73,10 @@ import numpy as np
 
 from alphago_jax import __version__
 from alphago_jax.games import vertex as vertex_codec
+from alphago_jax.games import sgf
 from alphago_jax.games.go import BLACK, WHITE, Go, GoState, compiled_rules
 from alphago_jax.games.sgf import result_string
+from alphago_jax.gtp import analysis, handicap, status
 from alphago_jax.zoo import presets
 from alphago_jax.zoo.players import Decision
 
@@ -77,7 +92,6 @@ MOVE_CAP_FACTOR = 4  # Default move cap: 4·N², beyond any real game.
 TIME_SAFETY = 0.6
 LAG_BUFFER_S = 0.1
 MIN_MOVES_LEFT = 8
-DEFAULT_ANALYSIS_INTERVAL_CS = 100
 GTP_INT_MAX = 2**31 - 1  # GTP 2's `int`: 0 <= x <= 2^31 - 1.
 
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -289,8 +303,17 @@ class GTPEngine:
         "time_settings": self.cmd_time_settings,
         "time_left": self.cmd_time_left,
         "quit": self.cmd_quit,
-        "lz-analyze": None,           # Streaming: see `execute`.
+        "final_status_list": self.cmd_final_status_list,
+        "fixed_handicap": self.cmd_fixed_handicap,
+        "place_free_handicap": self.cmd_place_free_handicap,
+        "set_free_handicap": self.cmd_set_free_handicap,
+        "loadsgf": self.cmd_loadsgf,
+        "printsgf": self.cmd_printsgf,
+        # Streaming: see `execute`.
+        "lz-analyze": None,
         "lz-genmove_analyze": None,
+        "kata-analyze": None,
+        "kata-genmove_analyze": None,
     }
     self._new_game(player.game.size, float(komi))
 
@@ -303,9 +326,18 @@ class GTPEngine:
 
   def _new_game(self, size: int, komi: float) -> None:
     self.game = self._make_game(size, komi)
-    self.states: List[GoState] = [self._step_fn()[1]()]
-    self.marks: List[int] = []  # len(states) before each move, for undo.
     self._ready()
+    self._set_position(self._step_fn()[1]())
+
+  def _set_position(self, initial: GoState, handicap_stones: int = 0
+                    ) -> None:
+    """Starts the history at `initial` (the empty board, or setup
+    stones: handicap, a loaded record's AB/AW), which `undo` never
+    removes."""
+    self.states: List[GoState] = [initial]
+    self.actions: List[int] = []  # states[i + 1] = step(states[i], a[i]).
+    self.marks: List[int] = []  # len(states) before each move, for undo.
+    self.handicap = handicap_stones
 
   def _ready(self) -> None:
     """Compiles what a move needs now, so no timed move pays for it."""
@@ -351,6 +383,7 @@ class GTPEngine:
     after = self._step_fn()[0](before, action)
     self.marks.append(len(self.states))
     self.states.extend(pushed + [after])
+    self.actions.extend([self.game.pass_action] * len(pushed) + [action])
     return True
 
   # -- Commands ---------------------------------------------------------------
@@ -376,6 +409,13 @@ class GTPEngine:
   def cmd_boardsize(self, args) -> str:
     _args(args, 1)
     size = int(_number(args[0], "board size", integer=True))
+    self._switch_size(size)
+    self._new_game(size, self.game.komi)
+    return ""
+
+  def _switch_size(self, size: int) -> None:
+    """Serves a player of `size` (this one, or `player_for_size`'s);
+    GTPFailure "unacceptable size" when none plays it."""
     if size != self.player.game.size and self._player_for_size is not None:
       try:
         player = self._player_for_size(size)
@@ -389,8 +429,6 @@ class GTPEngine:
                 f"{self.player.game.size}x{self.player.game.size}, not "
                 f"{size}x{size}")
       raise GTPFailure("unacceptable size")
-    self._new_game(size, self.game.komi)
-    return ""
 
   def cmd_clear_board(self, args) -> str:
     _args(args, 0)
@@ -467,7 +505,9 @@ class GTPEngine:
     _args(args, 0)
     if not self.marks:
       raise GTPFailure("cannot undo")
-    del self.states[self.marks.pop():]
+    mark = self.marks.pop()
+    del self.states[mark:]
+    del self.actions[mark - 1:]
     return ""
 
   def cmd_showboard(self, args) -> str:
@@ -520,58 +560,229 @@ class GTPEngine:
     self.quit = True
     return ""
 
-  # -- Leela Zero analysis ------------------------------------------------------
+  # -- Final status, handicap, SGF ---------------------------------------------
 
-  def info_line(self, decision: Decision) -> str:
-    """Leela Zero's `info move ... pv ...` for every candidate, one line."""
-    parts = []
-    v = lambda a: self.game.action_to_vertex(a).upper() if (
-        a != self.game.pass_action) else "pass"
-    for order, c in enumerate(decision.candidates):
-      win = decision.winrate if c.winrate is None else c.winrate
-      win = 0.5 if win is None else win
-      parts.append(
-          f"info move {v(c.action)} visits {int(c.visits)} winrate "
-          f"{int(round(10000 * win))} prior {int(round(10000 * c.prior))} "
-          f"order {order} pv {' '.join(v(a) for a in c.pv)}")
-    return " ".join(parts)
+  def cmd_final_status_list(self, args) -> str:
+    """The stones of one status (`gtp.status` says how it is decided),
+    one chain a line."""
+    _args(args, 1)
+    wanted = status.STATUSES.get(args[0].lower())
+    if wanted is None:
+      raise GTPFailure(f"syntax error (invalid status {args[0]!r}; "
+                       f"expected alive, dead or seki)")
+    n = self.game.size
+    stones = np.asarray(self.game.stones(self.state))
+    codes = status.final_status(stones, n)
+    chains = status.chains(stones, n, np.flatnonzero(
+        (stones != 0) & (codes == wanted)))
+    return "\n".join(" ".join(self.game.action_to_vertex(p) for p in chain)
+                     for chain in chains)
 
-  def _analysis_args(self, args) -> Tuple[Optional[int], float]:
-    """(colour or None, interval in seconds) of `lz-analyze [colour]
-    [interval]` (also `interval N`)."""
-    args = list(args)
-    colour = None
-    if args and args[0].lower() in _COLOURS:
-      colour = _colour(args.pop(0))
-    interval = DEFAULT_ANALYSIS_INTERVAL_CS
-    if args and args[0] == "interval":
-      args.pop(0)
-      if not args:
-        raise GTPFailure("syntax error (interval needs a value)")
-    if args:
-      interval = int(_number(args.pop(0), "interval", integer=True,
-                             minimum=0))
-    if args:
-      raise GTPFailure(f"syntax error (unexpected {' '.join(args)!r})")
-    return colour, interval / 100.0
+  def _board_empty(self) -> bool:
+    return not self.actions and not np.any(np.asarray(self.state.board))
 
-  def _analyze(self, cid: str, args, write, interrupted, wait) -> None:
-    """`lz-analyze`: `=id`, then an info line per analysis (at most one
-    per interval) until input arrives; the caller ends the answer."""
-    colour, interval = self._analysis_args(args)
+  def _place_handicap(self, points: Sequence[int]) -> str:
+    """Starts the game from Black stones on `points`, White to move (GTP:
+    not moves, so `undo` keeps them); answers their vertices."""
+    stones = np.zeros(self.game.num_points, np.int8)
+    stones[list(points)] = 1
+    self._set_position(self.game.from_board(stones, to_play=WHITE),
+                       handicap_stones=len(points))
+    return " ".join(self.game.action_to_vertex(p) for p in points)
+
+  def _stone_count(self, token: str) -> int:
+    return int(_number(token, "number of stones", integer=True))
+
+  def cmd_fixed_handicap(self, args) -> str:
+    _args(args, 1)
+    stones = self._stone_count(args[0])
+    try:
+      points = handicap.fixed_handicap_points(stones, self.game.size)
+    except ValueError as e:
+      raise GTPFailure(str(e)) from None
+    if not self._board_empty():
+      raise GTPFailure("board not empty")
+    return self._place_handicap(points)
+
+  def cmd_place_free_handicap(self, args) -> str:
+    _args(args, 1)
+    stones = self._stone_count(args[0])
+    try:
+      points = handicap.free_handicap_points(stones, self.game.size)
+    except ValueError as e:
+      raise GTPFailure(str(e)) from None
+    if not self._board_empty():
+      raise GTPFailure("board not empty")
+    return self._place_handicap(points)
+
+  def cmd_set_free_handicap(self, args) -> str:
+    if not args:
+      raise GTPFailure("syntax error (expected vertices)")
+    points = []
+    for token in args:
+      action, on_board = self._vertex(token)
+      if not on_board or action == self.game.pass_action:
+        raise GTPFailure(f"bad vertex list ({token} is not a point of the "
+                         f"board)")
+      if action in points:
+        raise GTPFailure(f"bad vertex list ({token} is repeated)")
+      points.append(action)
+    most = self.game.num_points - 1
+    if not 2 <= len(points) <= most:
+      raise GTPFailure(f"bad vertex list ({len(points)} stones; from 2 to "
+                       f"{most})")
+    if not self._board_empty():
+      raise GTPFailure("board not empty")
+    self._place_handicap(points)
+    return ""
+
+  def _record(self) -> sgf.GameRecord:
+    """The game as a record: the starting position's stones as AB/AW,
+    then every move, the engine's passes for a colour out of turn
+    included; the result once the game is over."""
+    result = None
+    if bool(self.state.terminated):
+      result = self.cmd_final_score([])
+    return sgf.record_from_actions(self.game, self.actions,
+                                   initial_state=self.states[0],
+                                   result=result, handicap=self.handicap)
+
+  def cmd_printsgf(self, args) -> str:
+    """The game as SGF: the answer, or written to the file named (then
+    the answer is empty)."""
+    if len(args) > 1:
+      raise GTPFailure("syntax error (expected at most a file name)")
+    data = sgf.to_sgf(self._record())
+    if not args:
+      return data.decode("utf-8").strip()
+    try:
+      with open(args[0], "wb") as f:
+        f.write(data)
+    except (OSError, ValueError) as e:  # ValueError: a name it cannot encode.
+      raise GTPFailure(f"cannot write file ({args[0]}: "
+                       f"{getattr(e, 'strerror', None) or e})") from None
+    return ""
+
+  def cmd_loadsgf(self, args) -> str:
+    """GNU Go's `loadsgf FILE [MOVE_NUMBER]`: the record's board size,
+    komi and setup stones, then its main line up to before move
+    MOVE_NUMBER (all of it without one); answers the colour to move. A
+    record that fails leaves the game as it was."""
+    if not 1 <= len(args) <= 2:
+      raise GTPFailure(f"syntax error (expected a file and an optional "
+                       f"move number, got {len(args)} arguments)")
+    path = args[0]
+    until = None
+    if len(args) == 2:
+      until = int(_number(args[1], "move number", integer=True, minimum=1))
+    try:
+      with open(path, "rb") as f:
+        data = f.read()
+    except (OSError, ValueError) as e:
+      raise GTPFailure(f"cannot load file ({path}: "
+                       f"{getattr(e, 'strerror', None) or e})") from None
+    try:
+      record = sgf.parse_sgf(data, source=path)
+    except sgf.SGFError as e:
+      raise GTPFailure(f"cannot load file ({e})") from None
+    saved = (self.player, self.game, self.states, self.actions, self.marks,
+             self.handicap)
+    try:
+      self._load(record, until)
+    except BaseException:
+      (self.player, self.game, self.states, self.actions, self.marks,
+       self.handicap) = saved
+      raise
+    return "black" if int(self.state.current_player) == BLACK else "white"
+
+  def _load(self, record: sgf.GameRecord, until: Optional[int]) -> None:
+    size = record.size
+    try:
+      self._switch_size(size)
+    except GTPFailure:
+      raise GTPFailure(f"cannot load file ({record.source}: unacceptable "
+                       f"size {size}x{size})") from None
+    self.game = self._make_game(size, record.komi)
+    self._ready()
+    first = sgf.engine_actions(record)[0]
+    stones = np.zeros(self.game.num_points, np.int8)
+    stones[list(record.setup_black)] = 1
+    stones[list(record.setup_white)] = -1
+    initial = self._step_fn()[1]()
+    if stones.any() or first != BLACK:
+      try:
+        initial = self.game.from_board(stones, to_play=first)
+      except ValueError as e:
+        raise GTPFailure(f"cannot load file ({record.source}: setup "
+                         f"stones: {e})") from None
+    self._set_position(initial, record.handicap)
+    moves = record.moves if until is None else record.moves[:until - 1]
+    for number, (colour, action) in enumerate(moves, 1):
+      if not self._play(colour, action):
+        why = ("after the game ended" if bool(self.state.terminated)
+               else "illegal under our rules")
+        raise GTPFailure(
+            f"cannot load file ({record.source}: move {number}, "
+            f"{'BW'[colour]} {self.game.action_to_vertex(action)}, is "
+            f"{why})")
+
+  # -- Analysis (Leela Zero's and KataGo's) ---------------------------------
+
+  def _analysis_position(self, request: analysis.AnalysisRequest
+                         ) -> Tuple[Optional[GoState], Optional[np.ndarray]]:
+    """The state to analyse (None: nothing to analyse, the game is over)
+    with the request's root restrictions in its legal moves, and the
+    searchable moves, bool `[A]`."""
     state = self.state
-    if colour is not None:
-      pushed = self._for_colour(colour)
+    if request.colour is not None:
+      pushed = self._for_colour(request.colour)
       state = None if pushed is None else (pushed[-1] if pushed else state)
-    write(f"={cid}")
     if state is None or bool(state.terminated):
+      return None, None
+    legal = np.asarray(state.legal_action_mask)
+    searchable = analysis.root_legal(request, int(state.current_player),
+                                     legal)
+    if not searchable.any():
+      raise GTPFailure("avoid/allow leave no move to search")
+    if (searchable != legal).any():
+      state = state.replace(legal_action_mask=jax.numpy.asarray(searchable))
+    return state, searchable
+
+  def _request(self, args, kata: bool) -> analysis.AnalysisRequest:
+    try:
+      request = analysis.parse_request(args, self.game.size, kata=kata)
+    except ValueError as e:
+      raise GTPFailure(f"syntax error ({e})") from None
+    if request.ignored:
+      self._log(f"gtp: {', '.join(request.ignored)} not reported: our "
+                f"networks predict no ownership")
+    return request
+
+  def _report(self, decision: Decision, request: analysis.AnalysisRequest,
+              searchable: np.ndarray, kata: bool) -> str:
+    return analysis.info_line(
+        analysis.reported(decision, request, searchable), decision.winrate,
+        self.game.size, kata=kata)
+
+  def _analyze(self, cid: str, args, write, interrupted, wait,
+               kata: bool) -> None:
+    """`lz-analyze` / `kata-analyze`: `=id`, then an info line per
+    analysis (at most one per interval) until input arrives; the caller
+    ends the answer. The player's analyses are finite (searches of
+    growing size, or rounds continuing one tree): once they are done, the
+    deepest is repeated at the interval."""
+    request = self._request(args, kata)
+    state, searchable = self._analysis_position(request)
+    write(f"={cid}")
+    if state is None:
       return
+    interval = request.interval
     latest, due = None, 0.0
     for decision in self.player.analyses(self.game, state,
                                          self._next_key()):
       latest = decision
       if time.monotonic() >= due:
-        write(self.info_line(latest))
+        write(self._report(latest, request, searchable, kata))
         due = time.monotonic() + interval
       if interrupted():
         return
@@ -579,8 +790,26 @@ class GTPEngine:
       return
     while not wait(max(0.0, due - time.monotonic())):
       # The analysis is as deep as it goes: repeat it at the interval.
-      write(self.info_line(latest))
+      write(self._report(latest, request, searchable, kata))
       due = time.monotonic() + interval
+
+  def _genmove_analyze(self, cid: str, args, write, kata: bool) -> None:
+    """`lz-genmove_analyze` / `kata-genmove_analyze COLOUR ...`: the move's
+    search as one info line, then `play VERTEX`."""
+    colour_args = [a for a in args if a.lower() in _COLOURS]
+    if len(colour_args) != 1 or args[0].lower() not in _COLOURS:
+      raise GTPFailure(f"syntax error ({'kata' if kata else 'lz'}"
+                       f"-genmove_analyze needs a color)")
+    request = self._request(args, kata)
+    if request.avoid or request.allow is not None:
+      raise GTPFailure("syntax error (avoid and allow are for analysis, "
+                       "not genmove_analyze)")
+    decision, vertex = self._think(request.colour)
+    write(f"={cid}")
+    if decision is not None and not decision.resign:
+      everything = np.ones(self.game.num_actions, bool)
+      write(self._report(decision, request, everything, kata))
+    write(f"play {vertex}")
 
   # -- Dispatch ---------------------------------------------------------------
 
@@ -608,14 +837,15 @@ class GTPEngine:
       self._answer(write, cid, False, "unknown command")
       return True
     try:
-      if name == "lz-analyze":
+      if name in ("lz-analyze", "kata-analyze"):
         started = []
 
         def stream(line):
           started.append(True)
           write(line)
         try:
-          self._analyze(cid, args, stream, interrupted, wait)
+          self._analyze(cid, args, stream, interrupted, wait,
+                        kata=name == "kata-analyze")
         except Exception:
           if not started:
             raise  # Answered as any failed command.
@@ -624,16 +854,9 @@ class GTPEngine:
                     f"{traceback.format_exc()}")
         write("")
         return True
-      if name == "lz-genmove_analyze":
-        colour_args = [a for a in args if a.lower() in _COLOURS]
-        if len(colour_args) != 1 or args[0].lower() not in _COLOURS:
-          raise GTPFailure("syntax error (lz-genmove_analyze needs a color)")
-        colour, _ = self._analysis_args(args)
-        decision, vertex = self._think(colour)
-        write(f"={cid}")
-        if decision is not None and not decision.resign:
-          write(self.info_line(decision))
-        write(f"play {vertex}")
+      if name in ("lz-genmove_analyze", "kata-genmove_analyze"):
+        self._genmove_analyze(cid, args, write,
+                              kata=name == "kata-genmove_analyze")
         write("")
         return True
       answer = self.commands[name](args)

@@ -80,12 +80,16 @@ class Decision:
     candidates: the moves it weighed, best first (`action` first).
     winrate: the mover's estimated chance to win, in [0, 1], or None.
     simulations: search simulations spent (0 without search).
+    policy: the network's prior over every action, float `[A]` (0 on
+      illegal moves), or None; analysis lists unsearched moves from it.
   """
   action: int
   resign: bool = False
   candidates: Tuple[Candidate, ...] = ()
   winrate: Optional[float] = None
   simulations: int = 0
+  policy: Optional[np.ndarray] = dataclasses.field(default=None,
+                                                   compare=False)
 
 
 def _log(message: str) -> None:
@@ -195,7 +199,8 @@ class PolicyPlayer:
         Candidate(action=a, visits=0,
                   winrate=None if after is None else win(after[a]),
                   prior=float(prior[a]), pv=(a,)) for a in order)
-    return Decision(action=action, candidates=candidates, winrate=win(root))
+    return Decision(action=action, candidates=candidates, winrate=win(root),
+                    policy=np.where(legal, prior, 0.0))
 
   def genmove(self, game: Go, state: GoState, key: chex.PRNGKey, *,
               seconds: Optional[float] = None) -> Decision:
@@ -227,7 +232,8 @@ def _candidates(out, legal, visits, q, prior, action: int, *, rank
     seen.remove(action)
   seen.insert(0, action)
   tree = {k: np.asarray(out[k]) for k in ("children_index",
-                                          "children_visits")}
+                                          "children_visits",
+                                          "node_terminated")}
   return tuple(
       Candidate(action=a, visits=int(visits[a]),
                 winrate=(float((q[a] + 1) / 2) if visits[a] > 0 else None),
@@ -236,10 +242,12 @@ def _candidates(out, legal, visits, q, prior, action: int, *, rank
 
 
 def _principal_variation(tree, action: int) -> Tuple[int, ...]:
-  """The most visited line from the root's child `action` (host numpy)."""
+  """The most visited line from the root's child `action` (host numpy),
+  ending where the game does (a search expands past a finished game's
+  node, where every move is a no-op)."""
   pv = [action]
   node = int(tree["children_index"][0, action])
-  while node >= 0:
+  while node >= 0 and not tree["node_terminated"][node]:
     visits = tree["children_visits"][node]
     if visits.max() <= 0:
       break
@@ -452,7 +460,8 @@ class SearchPlayer(_TimedSearch):
           action=action, weights=weights, prior=jax.nn.softmax(logits[0]),
           q=q, root_value=tree.node_values[0, root_index],
           children_visits=tree.children_visits[0],
-          children_index=tree.children_index[0])
+          children_index=tree.children_index[0],
+          node_terminated=tree.embeddings.terminated[0])
     return think
 
   def _search(self, game: Go) -> Callable:
@@ -508,7 +517,8 @@ class SearchPlayer(_TimedSearch):
     winrate = float((np.asarray(out["root_value"]) + 1) / 2)
     return Decision(action=action, resign=self._resigns(winrate),
                     candidates=candidates, winrate=winrate,
-                    simulations=simulations)
+                    simulations=simulations,
+                    policy=np.where(legal, prior, 0.0))
 
   def choose_simulations(self, game: Go, seconds: Optional[float]
                          ) -> Optional[int]:
@@ -688,7 +698,8 @@ class AlphaGoPlayer(_TimedSearch):
           q=out.q_values[0], prior=jax.nn.softmax(logits),
           root_value=out.root_value[0], reused=reused,
           children_index=t.children_index[0],
-          children_visits=t.children_visits[0])
+          children_visits=t.children_visits[0],
+          node_terminated=t.embeddings.terminated[0])
     return think
 
   def _empty_tree(self, game: Go):
@@ -792,7 +803,8 @@ class AlphaGoPlayer(_TimedSearch):
     winrate = float((np.asarray(out["root_value"]) + 1) / 2)
     return Decision(action=action, resign=self._resigns(winrate),
                     candidates=candidates, winrate=winrate,
-                    simulations=simulations)
+                    simulations=simulations,
+                    policy=np.where(legal, prior, 0.0))
 
   def analyses(self, game: Go, state: GoState, key: chex.PRNGKey
                ) -> Iterator[Decision]:
