@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import re
+import shlex
 import signal
 
 import jax
@@ -14,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from alphago_jax.core import result_file
 from alphago_jax.data import features, held_out
 from alphago_jax.data import positions as data_lib
 from alphago_jax.games import go_features
@@ -278,7 +280,8 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
       (args[0], args[1:] + ["--resume"]),
       # eval_policy: the run's own data -> its test split; the RESULT line.
       (EVAL_POLICY, ["--data", PRO, "--checkpoint", out, "--cache",
-                     tmp_path / "cache", "--limit", "200"]),
+                     tmp_path / "cache", "--limit", "200", "--output",
+                     tmp_path / "results" / "eval.json"]),
       # An AlphaZero checkpoint is refused, by name.
       (EVAL_POLICY, ["--data", PRO, "--checkpoint", GO9]),
       # A deeper network starts from the trained one; a wider cannot.
@@ -328,6 +331,33 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
       (out / "held_out_games.json").read_text()))
   assert identity.test_sha256 == held_out.games_sha256(games.test)
   assert identity.games[2] == len(games.test) == len(cache.games("test"))
+  # eval_policy's result file: the printed figures, measured on the games
+  # the run held out, by the weights the run saved.
+  written = json.loads((tmp_path / "results" / "eval.json").read_text())
+  printed = dict(kv.split("=") for kv in
+                 evaluated.stdout.strip().splitlines()[-1].split()[1:])
+  assert f"{written['top1']:.4f}" == printed["top1"]
+  assert f"{written['top5']:.4f}" == printed["top5"]
+  assert written["positions"] == 200 and written["split"] == "test"
+  assert written["games"] == int(printed["games"])
+  lo, hi = written["top1_interval"]
+  assert lo < written["top1"] < hi
+  # The run's split (a game's split is a hash of the game, its fractions
+  # and seed), over all the records: the run read only the first 300 games,
+  # so the test split evaluated holds its test games and more.
+  for k in ("filters", "fractions", "seed"):
+    assert written["dataset"][k] == saved["held_out"][k], k
+  assert written["dataset"]["limit"] is None
+  assert written["dataset"]["games"][2] > identity.games[2]
+  assert written["checkpoint_step"] == 40
+  _, variables, _ = sl.load_policy(str(out / "checkpoints"))
+  assert written["variables_sha256"] == result_file.variables_sha256(
+      variables)
+  # No machine's absolute paths: relative to the working directory.
+  words = shlex.split(written["command"])
+  assert words[:2] == ["python", os.path.relpath(EVAL_POLICY)]
+  assert not any(w.startswith("/") for w in words), words
+  assert "--limit" in words
   assert deepened.returncode == 0, deepened.stderr[-3000:]
   assert (f"held out: none of the {len(games.test)} test games of {out} is "
           f"in this run's training split") in deepened.stdout

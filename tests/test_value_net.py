@@ -566,3 +566,42 @@ def test_value_data_and_value_net_commands(tmp_path):
   assert resumed.stdout.strip().splitlines()[-1].startswith("RESULT ")
   assert missing.returncode == 1
   assert str(tmp_path / "nowhere") in missing.stderr
+
+
+def test_eval_value_writes_a_result_file_of_what_it_printed(tmp_path):
+  """eval_value's --output: the printed figures, the checkpoint's weights
+  by hash, the records by their archive's size and CRC."""
+  import zlib  # pylint: disable=import-outside-toplevel
+  from helpers import ROOT, run_mains  # pylint: disable=import-outside-toplevel
+  from record_files import PRO, PRO_ARCHIVE, need  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import result_file  # pylint: disable=import-outside-toplevel
+  need(PRO)
+  checkpoint = os.path.join(ROOT, "checkpoints", "value9s2")
+  path = tmp_path / "results" / "value.json"
+  (res,) = run_mains([(os.path.join(ROOT, "experiments", "alphago",
+                                    "eval_value.py"),
+                       ["--data", PRO, "--checkpoint", checkpoint,
+                        "--min-rank", "none", "--limit", "300", "--cache",
+                        tmp_path / "cache", "--output", path])])
+  assert res.returncode == 0, res.stderr[-3000:]
+  printed = dict(kv.split("=") for kv in
+                 res.stdout.strip().splitlines()[-1].split()[1:])
+  written = json.loads(path.read_text())
+  assert f"{written['mse']:.4f}" == printed["mse"]
+  assert f"{written['sign_accuracy']:.4f}" == printed["sign_accuracy"]
+  assert written["positions"] == 300 == int(printed["positions"])
+  assert written["games"] == int(printed["games"]) > 1
+  lo, hi = written["mse_interval"]
+  assert 0 <= lo < written["mse"] < hi
+  _, variables, step = vn.load_value(
+      os.path.join(checkpoint, "checkpoints"))
+  assert written["checkpoint_step"] == step
+  assert written["variables_sha256"] == result_file.variables_sha256(
+      variables)
+  with open(PRO_ARCHIVE, "rb") as f:
+    archive = f.read()
+  assert written["dataset"]["archives"] == [{
+      "name": os.path.basename(PRO_ARCHIVE), "num_bytes": len(archive),
+      "crc32": zlib.crc32(archive)}]
+  assert written["split"] == "all" and written["dataset"]["filters"][
+      "size"] == 9

@@ -14,6 +14,8 @@ import jax
 
 from alphago_jax import data as data_lib
 from alphago_jax.core import cpu_devices
+from alphago_jax.core import result_file
+from alphago_jax.data import held_out
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training.mesh import make_mesh
 
@@ -47,6 +49,43 @@ def use_cpu_devices(p, args):
     p.error(f"--cpu-devices: {e}")
 
 
+def add_output_flag(p):
+  """--output: the result file (JSON) to write beside the printed figures."""
+  p.add_argument("--output", default=None, metavar="FILE.json",
+                 help="also write the figures, their intervals and the "
+                 "identities of the checkpoint and the data to this JSON "
+                 "result file")
+
+
+def checkpoint_identity(ckpt_dir, step, variables):
+  """What identifies an evaluated checkpoint in a result file."""
+  return {"checkpoint": result_file.portable_path(os.path.abspath(ckpt_dir)),
+          "checkpoint_step": int(step),
+          "variables_sha256": result_file.variables_sha256(variables)}
+
+
+def dataset_identity(cache, min_ply=0):
+  """The identity of the records a figure was measured on
+  (`data.held_out.DatasetIdentity`, as JSON)."""
+  return held_out.identity_of(cache, min_ply=min_ply)[0].to_json()
+
+
+def write_output(args, record, argv, script):
+  """Writes `record` to --output (if given) as a result file of the
+  command `python SCRIPT ARGV`; the exit status (1 after printing why it
+  could not be written)."""
+  if args.output is None:
+    return 0
+  try:
+    result_file.write_result(args.output, record, argv=argv,
+                              script=script)
+  except (OSError, ValueError) as e:
+    print(f"error: --output: {e}", file=sys.stderr)
+    return 1
+  log(f"result file: {args.output}")
+  return 0
+
+
 def load_checkpoint(load, args):
   """`(steps directory, load(it, step=args.step))` for `args.checkpoint`
   (`load` returns (model, variables, step)); None after printing why it
@@ -68,17 +107,17 @@ def min_rank(flag, trained):
 
 
 def records_split(args, config, split):
-  """The positions of `split` ('all': every position, read as the train
-  split of `config`'s (1, 0, 0) fractions) of the records `args.data` under
-  `config` (a `data.DatasetConfig`), cached in `args.cache`; None after
-  printing why they cannot be read."""
+  """`(cache, positions)`: the positions of `split` ('all': every position,
+  read as the train split of `config`'s (1, 0, 0) fractions) of the records
+  `args.data` under `config` (a `data.DatasetConfig`), cached in
+  `args.cache`; None after printing why they cannot be read."""
   try:
     cache = data_lib.prepare(args.data, args.cache, config,
                              workers=min(2, os.cpu_count() or 1), log=log)
   except data_lib.DataError as e:
     print(f"error: {e}", file=sys.stderr)
     return None
-  return cache.split("train" if split == "all" else split)
+  return cache, cache.split("train" if split == "all" else split)
 
 
 def data_mesh(p, batch_size):

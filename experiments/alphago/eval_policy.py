@@ -8,6 +8,12 @@ line
 
     RESULT top1=<x> top5=<y> games=<g> positions=<n>
 
+and with --output FILE.json a result file (`core.result_file`): the
+figures, their intervals, the checkpoint (path, step, a hash of its
+weights), the data's identity (`data.held_out.DatasetIdentity`: archives,
+filters, split, hashes of the held-out games), the command, the commit and
+the date.
+
     python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
         [--checkpoint runs/sl19] [--split test] [--ensemble] [--limit N]
     python experiments/alphago/eval_policy.py --data ../shared/data/kgs-6d \
@@ -38,6 +44,7 @@ import numpy as np
 
 from alphago_jax import data as data_lib
 from alphago_jax.data import run_dataset
+from alphago_jax.core import result_file
 from alphago_jax.core.stats import clustered_mean_interval
 from alphago_jax.games import go_features
 from alphago_jax.training import checkpoint as ckpt
@@ -49,14 +56,16 @@ import eval_common  # noqa: E402  pylint: disable=wrong-import-position
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "sl_policy")
 DEFAULT_ROLLOUT = os.path.join(ROOT, "checkpoints", "rollout_policy")
+INTERVAL = ("95%, cluster-robust by game (core.stats."
+            "clustered_mean_interval)")
 
 
 def _open_positions(p, args, trained, size, min_rank, split, dataset,
                     ladders=False):
   """The positions of `split` in `args.data` under the training filters
   (`trained`, with `size` and `min_rank`) and the run's split settings
-  (`dataset`), with the ladder planes read into the cache if `ladders`;
-  None after printing the error."""
+  (`dataset`), with the ladder planes read into the cache if `ladders`,
+  as `(dataset identity, positions)`; None after printing the error.""" 
   try:
     filters = data_lib.Filters(**dict(trained, size=size, min_rank=min_rank))
     if split == "all":
@@ -70,9 +79,10 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset,
           seed=dataset.get("seed", 0), ladders=ladders)
   except ValueError as e:
     p.error(str(e))
-  positions = eval_common.records_split(args, config, split)
-  if positions is None:
+  opened = eval_common.records_split(args, config, split)
+  if opened is None:
     return None
+  cache, positions = opened
   # As in training: a run's --min-ply (none before it existed), else the
   # flag's.
   min_ply = dataset.get("min_ply", 0) if args.min_ply is None else \
@@ -82,33 +92,37 @@ def _open_positions(p, args, trained, size, min_rank, split, dataset,
     print(f"error: no positions in the {split} split of {args.data} under "
           f"{filters}", file=sys.stderr)
     return None
-  return positions
+  return eval_common.dataset_identity(cache, min_ply), positions
 
 
 def _print_accuracy(scores, nll):
   """Prints the top-1 / top-5 accuracies of per-position `scores` (a
   network's or p_π's: `top1`, `top5` hits and `game`) with their 95%
-  intervals by game, the mean `nll` and the RESULT line; the exit status,
-  0."""
+  intervals by game, the mean `nll` and the RESULT line; returns the
+  figures for the result file."""
   games = scores["game"]
   n, num_games = len(games), len(np.unique(games))
-  rates = {}
+  record = {}
   for k in ("top1", "top5"):
     hits = np.asarray(scores[k], np.float64)
-    rates[k] = float(hits.mean())
+    record[k] = float(hits.mean())
     if num_games < 2:
-      print(f"{k}: {rates[k]:.4f}  (no interval: positions of one game)")
+      print(f"{k}: {record[k]:.4f}  (no interval: positions of one game)")
+      record[f"{k}_interval"] = None
       continue
     _, lo, hi = clustered_mean_interval(hits, games)
-    print(f"{k}: {rates[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}] (games as "
+    record[f"{k}_interval"] = [float(lo), float(hi)]
+    print(f"{k}: {record[k]:.4f}  95% CI [{lo:.4f}, {hi:.4f}] (games as "
           f"draws)")
   print(f"nll: {nll:.4f}")
-  print(f"RESULT top1={rates['top1']:.4f} top5={rates['top5']:.4f} "
+  print(f"RESULT top1={record['top1']:.4f} top5={record['top5']:.4f} "
         f"games={num_games} positions={n}")
-  return 0
+  record.update(nll=float(nll), interval=INTERVAL, games=num_games,
+                positions=n)
+  return record
 
 
-def _eval_rollout(p, args):
+def _eval_rollout(p, args, argv):
   """--rollout: top-1 / top-5 of p_π, as for a network."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.models import rollout_policy as model_lib
@@ -126,10 +140,10 @@ def _eval_rollout(p, args):
   min_rank = eval_common.min_rank(args.min_rank, trained)
   same_data = run_dataset.same_source(meta.get("data"), args.data)
   split = args.split or ("test" if same_data else "all")
-  positions = _open_positions(p, args, trained, size, min_rank, split,
-                              dataset)
-  if positions is None:
+  opened = _open_positions(p, args, trained, size, min_rank, split, dataset)
+  if opened is None:
     return 1
+  data_identity, positions = opened
   scores = rp.position_scores(weights, features, positions,
                               batch_size=args.batch_size, limit=args.limit)
   n, labelled = len(scores["game"]), int(scores["labelled"].sum())
@@ -138,8 +152,13 @@ def _eval_rollout(p, args):
   print(f"data: {args.data}, split {split}, {n} positions of "
         f"{len(np.unique(scores['game']))} games ({n - labelled} passes or "
         f"unscored, counted as misses)")
-  return _print_accuracy(scores, float(scores["nll"].sum()) / max(labelled,
-                                                                  1))
+  record = _print_accuracy(scores, float(scores["nll"].sum()) /
+                           max(labelled, 1))
+  record = {"policy": "rollout", "split": split, **record,
+            "rollout": result_file.portable_path(
+                os.path.abspath(args.rollout)),
+            "rollout_step": meta.get("step"), "dataset": data_identity}
+  return eval_common.write_output(args, record, argv, __file__)
 
 
 def main(argv=None):
@@ -168,10 +187,12 @@ def main(argv=None):
                  metavar="DIR", help="evaluate the rollout policy p_π in "
                  "DIR (default: the committed one)")
   eval_common.add_cpu_devices_flag(p)
+  eval_common.add_output_flag(p)
+  argv = sys.argv[1:] if argv is None else list(argv)
   args = p.parse_args(argv)
   eval_common.use_cpu_devices(p, args)
   if args.rollout is not None:
-    return _eval_rollout(p, args)
+    return _eval_rollout(p, args, argv)
   loaded = eval_common.load_checkpoint(sl.load_policy, args)
   if loaded is None:
     return 1
@@ -183,12 +204,13 @@ def main(argv=None):
   split = args.split or ("test" if same_data else "all")
   # A network on the ladder planes reads them from the cache, as in
   # training (reading them in each step would cost far more).
-  positions = _open_positions(
+  opened = _open_positions(
       p, args, trained, model.board_size, min_rank, split,
       run.get("dataset", {}),
       ladders=go_features.reads_ladders(model.features))
-  if positions is None:
+  if opened is None:
     return 1
+  data_identity, positions = opened
   mesh = eval_common.data_mesh(p, args.batch_size)
   scores = sl.policy_scores(variables, model, positions,
                             batch_size=args.batch_size, mesh=mesh,
@@ -199,7 +221,12 @@ def main(argv=None):
   print(f"data: {args.data}, split {split}, {len(scores['game'])} positions"
         f" of {len(np.unique(scores['game']))} games"
         f"{' (8-symmetry ensemble)' if args.ensemble else ''}")
-  return _print_accuracy(scores, float(np.mean(scores["nll"])))
+  record = _print_accuracy(scores, float(np.mean(scores["nll"])))
+  record = {"policy": "network", "split": split, "ensemble": args.ensemble,
+            **record,
+            **eval_common.checkpoint_identity(ckpt_dir, step, variables),
+            "dataset": data_identity}
+  return eval_common.write_output(args, record, argv, __file__)
 
 
 if __name__ == "__main__":

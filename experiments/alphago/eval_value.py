@@ -8,6 +8,10 @@ share of positions whose value has the outcome's sign, and a last line
 
     RESULT mse=<x> sign_accuracy=<y> positions=<n> games=<g>
 
+and with --output FILE.json a result file (`core.result_file`): the
+figures, the checkpoint (path, step, a hash of its weights), the data's
+identity, the command, the commit and the date.
+
     python experiments/alphago/eval_value.py --value-data runs/value19 \
         [--checkpoint checkpoints/value19] [--split test]
     python experiments/alphago/eval_value.py --data ../shared/data/kgs-6d \
@@ -24,12 +28,14 @@ independent draw (positions of one game share its outcome).
 """
 
 import argparse
+import hashlib
 import os
 import sys
 
 import numpy as np
 
 from alphago_jax import data as data_lib
+from alphago_jax.core import result_file
 from alphago_jax.data import run_dataset
 from alphago_jax.core.stats import clustered_mean_interval
 from alphago_jax.training import checkpoint as ckpt
@@ -43,9 +49,15 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_CHECKPOINT = os.path.join(ROOT, "checkpoints", "value19")
 
 
+def _sha256(path):
+  """sha256 of a file's bytes."""
+  with open(path, "rb") as f:
+    return hashlib.sha256(f.read()).hexdigest()
+
+
 def _record_positions(p, args, source, size):
-  """The positions of SGF records `args.data` (None after printing the
-  error)."""
+  """`(positions, split, dataset identity)` of SGF records `args.data`
+  (positions None after printing the error)."""
   dataset = source.get("dataset", {}) if source.get("kind") == "kgs" else {}
   trained = dict(dataset.get("filters", {}))
   min_rank = eval_common.min_rank(args.min_rank, trained)
@@ -63,8 +75,11 @@ def _record_positions(p, args, source, size):
                   seed=dataset.get("seed", 0), limit=dataset.get("limit")))
   except ValueError as e:
     p.error(str(e))
-  positions = eval_common.records_split(args, config, split)
-  return (None if positions is None else vn.decided(positions)), split
+  opened = eval_common.records_split(args, config, split)
+  if opened is None:
+    return None, split, None
+  cache, positions = opened
+  return vn.decided(positions), split, eval_common.dataset_identity(cache)
 
 
 def main(argv=None):
@@ -92,6 +107,8 @@ def main(argv=None):
                  "cost); 1: each position as it stands")
   p.add_argument("--batch-size", type=int, default=256)
   eval_common.add_cpu_devices_flag(p)
+  eval_common.add_output_flag(p)
+  argv = sys.argv[1:] if argv is None else list(argv)
   args = p.parse_args(argv)
   if args.limit is not None and args.limit < 1:
     p.error(f"--limit must be at least 1, got {args.limit}")
@@ -112,9 +129,12 @@ def main(argv=None):
       return 1
     positions, where = (train if split == "train" else test), \
         args.value_data
+    data_identity = {"value_data": result_file.portable_path(
+        os.path.abspath(args.value_data)), "config_sha256": _sha256(
+            os.path.join(args.value_data, "config.json"))}
   else:
-    positions, split = _record_positions(p, args, trained_on,
-                                         model.board_size)
+    positions, split, data_identity = _record_positions(
+        p, args, trained_on, model.board_size)
     if positions is None:
       return 1
     where = args.data
@@ -149,7 +169,14 @@ def main(argv=None):
   print(f"sign accuracy: {sign:.4f}")
   print(f"RESULT mse={mse:.4f} sign_accuracy={sign:.4f} positions={n} "
         f"games={num_games}")
-  return 0
+  record = {"split": split, "symmetries": args.symmetries, "mse": float(mse),
+            "mse_interval": [float(lo), float(hi)],
+            "interval": ("95%, cluster-robust by game (core.stats."
+                         "clustered_mean_interval)"),
+            "sign_accuracy": sign, "positions": n, "games": num_games,
+            **eval_common.checkpoint_identity(ckpt_dir, step, variables),
+            "dataset": data_identity}
+  return eval_common.write_output(args, record, argv, __file__)
 
 
 if __name__ == "__main__":
