@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Dict, Union
+from typing import Any, Dict, Union
 
 import chex
 import jax
@@ -101,6 +101,8 @@ class PlayoutState:
     temperature: float32 `[]`, the policy's logits are divided by it (a
       traced value, so a sweep over it is one program; uniform policies
       ignore it).
+    policy_state: what a policy that carries state keeps from move to move
+      (`GoPlayout.carries`; p_π's incremental features), else `()`.
   """
   board: chex.Array
   ko: chex.Array
@@ -112,7 +114,7 @@ class PlayoutState:
   done: chex.Array
   seed: chex.Array
   temperature: chex.Array
-
+  policy_state: Any = ()
 
 
 
@@ -159,6 +161,15 @@ class GoPlayout:
     return POLICIES[self.policy] if isinstance(self.policy, str) else (
         self.policy)
 
+  @property
+  def carries(self) -> bool:
+    """Whether the policy keeps state in `PlayoutState.policy_state`: it
+    then has `init_carry(playout, board, extremes)` and
+    `update_carry(playout, carry, board, extremes)` (`extremes`:
+    `liberty_extremes(board)`, which the step computes anyway), called on
+    the board a playout starts from and after every step."""
+    return bool(getattr(self.policy_fn, "carries_state", False))
+
   # -- Dense neighbourhood maps ---------------------------------------------
 
   def shifts(self, x: chex.Array, fill) -> tuple:
@@ -196,14 +207,18 @@ class GoPlayout:
     """A playout of `state` (one game) at policy `temperature` (> 0,
     may be traced); `key` is consumed."""
     seed = jax.random.bits(key, (2,), jnp.uint32)
+    extremes = self.liberty_extremes(state.board)
+    carry = (self.policy_fn.init_carry(self, state.board, extremes)
+             if self.carries else ())
     return PlayoutState(
         board=state.board, ko=state.ko.astype(jnp.int32),
         passes=state.passes.astype(jnp.int32),
         to_play=state.current_player.astype(jnp.int32),
         moves=state.step_count.astype(jnp.int32),
-        atari=self.in_atari(state.board), last_move=jnp.int32(-1),
+        atari=self.atari_of(state.board, extremes), last_move=jnp.int32(-1),
         done=state.terminated, seed=seed,
-        temperature=jnp.asarray(temperature, jnp.float32))
+        temperature=jnp.asarray(temperature, jnp.float32),
+        policy_state=carry)
 
   def _sample(self, s: PlayoutState, cand: chex.Array):
     """(point, any) : a draw from the policy over `cand`."""
@@ -255,7 +270,12 @@ class GoPlayout:
 
   def in_atari(self, board: chex.Array) -> chex.Array:
     """bool `[N²]`: stones whose chain has exactly one liberty."""
-    lo, hi = self.liberty_extremes(board)
+    return self.atari_of(board, self.liberty_extremes(board))
+
+  @staticmethod
+  def atari_of(board: chex.Array, extremes) -> chex.Array:
+    """`in_atari` from the board's `liberty_extremes`."""
+    lo, hi = extremes
     return (board != 0) & (hi >= 0) & (lo == hi)
 
   def legal_points(self, board, player, ko, atari=None) -> chex.Array:
@@ -307,9 +327,17 @@ class GoPlayout:
     moves = s.moves + turn.astype(jnp.int32)
     passes = jnp.where(passed, s.passes + 1, jnp.where(move, 0, s.passes))
     done = s.done | (passes >= 2) | (moves >= self.game.move_cap)
+    # Measured on the board after the step (the same board when no stone
+    # was played, so a carried policy state sees nothing change).
+    new_board = jnp.where(move, played, board)
+    extremes = self.liberty_extremes(new_board)
+    carry = (self.policy_fn.update_carry(self, s.policy_state, new_board,
+                                         extremes)
+             if self.carries else s.policy_state)
     return s.replace(
-        board=jnp.where(move, played, board),
-        atari=jnp.where(move, self.in_atari(played), atari),
+        board=new_board,
+        atari=self.atari_of(new_board, extremes),
+        policy_state=carry,
         ko=jnp.where(move, new_ko, jnp.where(passed, -1, s.ko)),
         passes=passes,
         to_play=jnp.where(turn, 1 - s.to_play, s.to_play),
