@@ -178,7 +178,7 @@ class IncrementalPatterns:
     out = []
     for around in (around_b, gp.swap_colours(around_b)):
       code = gp.canonical_3x3([around[:, i] for i in range(8)])
-      total = padded[off["pattern"] + gp.pattern_bucket(
+      total = jnp.asarray(padded)[off["pattern"] + gp.pattern_bucket(
           code, self.config.pattern_bits)]
       neighbours = []
       for d, i in enumerate(orth):
@@ -192,9 +192,9 @@ class IncrementalPatterns:
                                                             neighbours)
       zero = jnp.float32(0)
       # Added in LOGIT_ORDER: pattern, save_atari, capture, self_atari, line.
-      total = total + jnp.where(save, padded[off["save_atari"]], zero)
-      total = total + jnp.where(captures, padded[off["capture"]], zero)
-      total = total + jnp.where(self_atari, padded[off["self_atari"]], zero)
+      total = total + jnp.where(save, jnp.asarray(padded)[off["save_atari"]], zero)
+      total = total + jnp.where(captures, jnp.asarray(padded)[off["capture"]], zero)
+      total = total + jnp.where(self_atari, jnp.asarray(padded)[off["self_atari"]], zero)
       total = total + line[q]
       out.append(total)
     return jnp.stack(out)
@@ -262,14 +262,14 @@ class IncrementalPatterns:
     ring = jnp.where(white, gp.swap_colours(ring), ring)
     centre = jnp.where(white, gp.swap_colours(centre), centre)
     rh, rl = gp.canonical_response(ring, centre)
-    response_pattern = padded[off["response_pattern"] + gp.response_bucket(
+    response_pattern = jnp.asarray(padded)[off["response_pattern"] + gp.response_bucket(
         rh, rl, self.config.response_bits)]                      # [12]
     dr, dc = (np.asarray(d, np.int32) for d in zip(*gp.DIAMOND))
     adjacent = jnp.asarray(np.abs(dr) + np.abs(dc) == 1)
     diagonal = jnp.asarray((np.abs(dr) == 1) & (np.abs(dc) == 1))
     zero = jnp.float32(0)
-    neighbour = jnp.where(adjacent, padded[off["neighbour"]],
-                          jnp.where(diagonal, padded[off["neighbour"] + 1],
+    neighbour = jnp.where(adjacent, jnp.asarray(padded)[off["neighbour"]],
+                          jnp.where(diagonal, jnp.asarray(padded)[off["neighbour"] + 1],
                                     zero))
     r, c = m // n + dr, m % n + dc
     on = has_last & (r >= 0) & (r < n) & (c >= 0) & (c < n)
@@ -278,19 +278,27 @@ class IncrementalPatterns:
     # Added in LOGIT_ORDER after the static slots: response_pattern,
     # response, neighbour.
     near = near + response_pattern
-    near = near + padded[off["response"]]
+    near = near + jnp.asarray(padded)[off["response"]]
     near = near + neighbour
     logits = base.at[points].set(near, mode="drop")
     return jnp.where(board == 0, logits, zero)
 
 
 def padded_weights(weights) -> chex.Array:
-  """float32 `[F + 1]`: the weights with the sentinel's 0 appended."""
-  return jnp.concatenate([jnp.asarray(weights, jnp.float32),
-                          jnp.zeros(1, jnp.float32)])
+  """float32 `[F + 1]`: the weights with the sentinel's 0 appended.
+
+  Concrete weights stay a host array, so that each use inside a loop body
+  is a constant of that body: a device array made outside would be passed
+  into the refresh loop as an operand, and XLA copies constant operands of
+  a while loop on every entry."""
+  if isinstance(weights, jax.core.Tracer):
+    return jnp.concatenate([weights.astype(jnp.float32),
+                            jnp.zeros(1, jnp.float32)])
+  return np.concatenate([np.asarray(weights, np.float32),
+                         np.zeros(1, np.float32)])
 
 
 def _line_weights(config: gp.PatternConfig, size: int, padded):
   """float32 `[N²]`: the `line` slot's weight at each point."""
   line = gp.line_classes(size)
-  return padded[config.offsets["line"] + line]
+  return jnp.asarray(padded)[config.offsets["line"] + line]

@@ -241,7 +241,10 @@ class GoPlayout:
     u = ((bits >> 8).astype(jnp.float32) + 0.5) * (1.0 / (1 << 24))
     logits = logits / s.temperature
     g = jnp.where(cand, logits - jnp.log(-jnp.log(u)), -jnp.inf)
-    return jnp.argmax(g).astype(jnp.int32), jnp.any(cand)
+    # `jnp.argmax(g)` (the first largest), as two plain reductions: XLA's
+    # CPU backend runs argmax's two-operand reduction several times slower.
+    best = jnp.min(jnp.where(g == jnp.max(g), idx.astype(jnp.int32), n2))
+    return jnp.minimum(best, n2 - 1), jnp.any(cand)
 
   def stone_extremes(self, board: chex.Array):
     """int32 `[N²]` each: each point's smallest empty neighbour (N² if none)
