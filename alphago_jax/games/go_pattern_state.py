@@ -174,7 +174,7 @@ class IncrementalPatterns:
     hi_n = phi[at[:, None] + offs[None, orth]].astype(jnp.int32)
     nbs = [q - n, q + n, q - 1, q + 1]
     off = self.config.offsets
-    line = jnp.asarray(_line_weights(self.config, n, padded))       # [N²]
+    line = jnp.asarray(_weight(padded, off["line"] + gp.line_classes(n)))
     out = []
     for around in (around_b, gp.swap_colours(around_b)):
       code = gp.canonical_3x3([around[:, i] for i in range(8)])
@@ -192,9 +192,12 @@ class IncrementalPatterns:
                                                             neighbours)
       zero = jnp.float32(0)
       # Added in LOGIT_ORDER: pattern, save_atari, capture, self_atari, line.
-      total = total + jnp.where(save, jnp.asarray(padded)[off["save_atari"]], zero)
-      total = total + jnp.where(captures, jnp.asarray(padded)[off["capture"]], zero)
-      total = total + jnp.where(self_atari, jnp.asarray(padded)[off["self_atari"]], zero)
+      total = total + jnp.where(save, _weight(padded, off["save_atari"]),
+                                zero)
+      total = total + jnp.where(captures, _weight(padded, off["capture"]),
+                                zero)
+      total = total + jnp.where(self_atari,
+                                _weight(padded, off["self_atari"]), zero)
       total = total + line[q]
       out.append(total)
     return jnp.stack(out)
@@ -262,14 +265,16 @@ class IncrementalPatterns:
     ring = jnp.where(white, gp.swap_colours(ring), ring)
     centre = jnp.where(white, gp.swap_colours(centre), centre)
     rh, rl = gp.canonical_response(ring, centre)
-    response_pattern = jnp.asarray(padded)[off["response_pattern"] + gp.response_bucket(
-        rh, rl, self.config.response_bits)]                      # [12]
+    response_pattern = jnp.asarray(padded)[
+        off["response_pattern"] + gp.response_bucket(
+            rh, rl, self.config.response_bits)]                  # [12]
     dr, dc = (np.asarray(d, np.int32) for d in zip(*gp.DIAMOND))
     adjacent = jnp.asarray(np.abs(dr) + np.abs(dc) == 1)
     diagonal = jnp.asarray((np.abs(dr) == 1) & (np.abs(dc) == 1))
     zero = jnp.float32(0)
-    neighbour = jnp.where(adjacent, jnp.asarray(padded)[off["neighbour"]],
-                          jnp.where(diagonal, jnp.asarray(padded)[off["neighbour"] + 1],
+    neighbour = jnp.where(adjacent, _weight(padded, off["neighbour"]),
+                          jnp.where(diagonal,
+                                    _weight(padded, off["neighbour"] + 1),
                                     zero))
     r, c = m // n + dr, m % n + dc
     on = has_last & (r >= 0) & (r < n) & (c >= 0) & (c < n)
@@ -278,7 +283,7 @@ class IncrementalPatterns:
     # Added in LOGIT_ORDER after the static slots: response_pattern,
     # response, neighbour.
     near = near + response_pattern
-    near = near + jnp.asarray(padded)[off["response"]]
+    near = near + _weight(padded, off["response"])
     near = near + neighbour
     logits = base.at[points].set(near, mode="drop")
     return jnp.where(board == 0, logits, zero)
@@ -298,7 +303,9 @@ def padded_weights(weights) -> chex.Array:
                          np.zeros(1, np.float32)])
 
 
-def _line_weights(config: gp.PatternConfig, size: int, padded):
-  """float32 `[N²]`: the `line` slot's weight at each point."""
-  line = gp.line_classes(size)
-  return jnp.asarray(padded)[config.offsets["line"] + line]
+def _weight(padded, index):
+  """The weights at static `index` (an int or a host array): host values
+  when the weights are concrete, so that no use copies the whole table."""
+  if isinstance(padded, np.ndarray):
+    return padded[index]
+  return padded[jnp.asarray(index)]
