@@ -89,6 +89,7 @@ def test_value_data_benchmark_ratio_is_its_two_throughputs():
   assert int(row.group(2)) == round(evals) and int(row.group(3)) == round(fwd)
 
 
+@pytest.mark.slow
 def test_rollouts_pattern_mode_reports_incremental_full_and_random():
   table, result = run_benchmark("rollouts.py", "--pattern", "--sizes", "9",
                                 "--batches", "2", "--repeats", "1",

@@ -51,7 +51,9 @@ pattern policy):
 * `"pattern"`: AlphaGo's fast rollout policy p_π with the committed
   weights (`models.rollout_policy`, `checkpoints/rollout_policy/`): a
   linear softmax over local pattern features (`games.go_patterns`),
-  sampled at temperature 1. Other weights or temperatures:
+  sampled at temperature 1. It keeps its features in the playout's
+  `policy_state` and refreshes only the points each move changes
+  (`games.go_pattern_state`). Other weights or temperatures:
   `GoPlayout(game, models.rollout_policy.load_policy(dir, temperature=t))`.
 * `"pattern-9x9"`: the same features with the weights learned on 9x9 GNU Go
   games (`checkpoints/rollout9/`).
@@ -59,7 +61,11 @@ pattern policy):
 A policy is `fn(playout: GoPlayout, state: PlayoutState) -> logits` (float32
 `[N²]`, or None for uniform); the playout samples `argmax(logits + Gumbel)`
 over the candidates (so equal logits are uniform), which keeps every move
-legal whatever the policy says.
+legal whatever the policy says. A policy may also carry state from move to
+move (`GoPlayout.carries`): the playout then calls its `init_carry` on the
+first board and its `update_carry` after every step, with the liberty
+extremes the step measures anyway, and keeps the result in
+`PlayoutState.policy_state` for the policy to read.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ The logit of a move at a point is the sum of the weights of its feature ids
 (`games.go_patterns.point_features`); the policy is the softmax of the
 logits over the candidate points, divided by a temperature. As a rollout
 policy on the lean playout path (`games.go_playout`, name `"pattern"`) the
-playout samples from it among legal points that fill no own eye.
+playout samples from it among legal points that fill no own eye; there it
+keeps its features incrementally (`games.go_pattern_state`), which gives the
+same logits as recomputing them, bit for bit.
 
 Weights live in a folder as `weights.npz` (float32 `[F]`) beside
 `config.json` (the feature set's shape as `config_codec` writes a
