@@ -21,13 +21,19 @@ processes hits both alike:
   often), one thread.
 
 `--pattern` instead measures AlphaGo's fast rollout policy p_π (the
-committed weights, `GoPlayout(game, "pattern")`) beside uniform random
-playouts, ours only, 9×9 and 19×19 over batch sizes ("playouts" as above),
-and converts the best batch to microseconds per move per core (moves/s
-divided by the cores used) for comparison with the paper's 2 µs per move
-per CPU thread; its last line is `RESULT pattern_moves_per_s_9x9=<a>
-pattern_moves_per_s_19x19=<b> pattern_us_per_move_core_9x9=<c>
-pattern_us_per_move_core_19x19=<d> pattern_vs_random_19x19=<e>`.
+committed weights): `"pattern"` keeps its features incrementally in the
+playout carry (`games.go_pattern_state`), `"pattern-full"` recomputes every
+point's features each move (the reference; same moves), beside uniform
+random playouts of ours, 9×9 and 19×19 over batch sizes ("playouts" as
+above, the three interleaved in each repeat), and OpenSpiel's C++ random
+playouts on one thread. Each policy's best batch is converted to
+microseconds per move per core (moves/s divided by the cores used) for
+comparison with the paper's 2 µs per move per CPU thread; its last line is
+`RESULT pattern_moves_per_s_9x9=.. pattern_moves_per_s_19x19=..
+{pattern,pattern_full,random,openspiel}_us_per_move_core_{9x9,19x19}=..
+pattern_vs_random_{9x9,19x19}=.. pattern_speedup_vs_full_{9x9,19x19}=..`
+(`pattern_vs_random`: random's µs per move over p_π's, both at their best
+batch).
 
 Compile excluded, one warm-up, block until ready, medians. OpenSpiel is an
 optional benchmark extra (`pip install open_spiel`); without it only our
@@ -37,7 +43,8 @@ figures are printed and the ratios are nan.
     python benchmarks/rollouts.py --gpu   # batches 4096..65536 on the GPU
     python benchmarks/rollouts.py --no-uct --sizes 9 --batches 64 \
         --strength 64 --strength-simulations 200
-    python benchmarks/rollouts.py --pattern [--batches 16 64 256 1024]
+    python benchmarks/rollouts.py --pattern [--batches 16 64 256 1024] \
+        [--full-batches 64 256]
 
 Last line: `RESULT rollout_ratio_vs_openspiel_9x9=<a>
 rollout_ratio_vs_openspiel_19x19=<b> uct_ratio_vs_openspiel_9x9=<c>
@@ -191,46 +198,92 @@ def strength(games_count: int, simulations: int, devices) -> tuple:
           int(jnp.sum(total[half:, 1] > 0)), games_count - half)
 
 
-def pattern_rows(sizes, batches, repeats, devices) -> None:
-  """p_π playouts beside random ones (ours only); prints the table and the
-  RESULT line."""
+def pattern_policies():
+  """Playout policies of the `--pattern` rows, by row name: the committed
+  p_π with incremental features (`"pattern"`, as registered), the same
+  weights recomputing every point's features each move (`"pattern-full"`,
+  the reference) and uniform random."""
+  from alphago_jax.models.rollout_policy import PatternRolloutPolicy  # pylint: disable=import-outside-toplevel
+  from alphago_jax.zoo import rollout_policies  # pylint: disable=import-outside-toplevel
+  committed = rollout_policies.committed_policy("pattern")
+  return {"pattern": "pattern",
+          "pattern-full": PatternRolloutPolicy(committed.weights,
+                                               committed.config,
+                                               incremental=False),
+          "random": "random"}
+
+
+def pattern_rows(sizes, batches, repeats, devices, full_batches=None
+                 ) -> None:
+  """p_π playouts (incremental and full recomputation) beside random ones
+  and OpenSpiel's C++ random playouts; prints the table and the RESULT
+  line."""
   cores = min(len(devices), os.cpu_count() or 1)
-  print(f"p_π (pattern) and random playouts from the empty board, "
-        f"{len(devices)} device(s) on {cores} core(s)\n")
+  pyspiel = _openspiel()
+  print(f"p_π (pattern: incremental features; pattern-full: every point "
+        f"recomputed each move) and random playouts from the empty board, "
+        f"{len(devices)} device(s) on {cores} core(s); OpenSpiel C++ random "
+        f"playouts on one thread\n")
   print("| board | batch | policy | moves/s | µs per move per core | "
-        "moves per game |")
-  print("|---|---|---|---|---|---|")
+        "moves per game | vs random |")
+  print("|---|---|---|---|---|---|---|")
+  policies = pattern_policies()
   best = {}
   for size in sizes:
-    for policy in ("pattern", "random"):
-      game, play = make_playouts(size, devices, policy)
-      for b in batches:
-        if b % len(devices):
-          continue
-        states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), b))
-        timed(play, states, jax.random.key(0))         # compile, warm up
-        rates, lengths = [], []
-        for r in range(repeats):
-          dt, moves = timed(play, states, jax.random.key(r + 1))
-          rates.append(float(jnp.sum(moves)) / dt)
-          lengths.append(float(jnp.mean(moves)))
-        rate = statistics.median(rates)
-        key = (size, policy)
-        best[key] = max(best.get(key, 0.0), rate)
-        print(f"| {size}x{size} | {b} | {policy} | {rate:,.0f} | "
-              f"{1e6 * cores / rate:.2f} | {statistics.mean(lengths):.0f} |",
-              flush=True)
+    players = {name: make_playouts(size, devices, pol)
+               for name, pol in policies.items()}
+    rows = {}
+    for b in batches:
+      if b % len(devices):
+        continue
+      states = jax.vmap(players["random"][0].init)(
+          jax.random.split(jax.random.key(0), b))
+      names = [name for name in players
+               if name != "pattern-full" or full_batches is None
+               or b in full_batches]
+      for name in names:
+        timed(players[name][1], states, jax.random.key(0))  # compile, warm up
+      rates = {name: [] for name in names}
+      lengths = {name: [] for name in names}
+      for r in range(repeats):
+        # Interleaved, so that load from other processes hits all alike.
+        for name in names:
+          dt, moves = timed(players[name][1], states, jax.random.key(r + 1))
+          rates[name].append(float(jnp.sum(moves)) / dt)
+          lengths[name].append(float(jnp.mean(moves)))
+      for name in names:
+        rate = statistics.median(rates[name])
+        rows[(b, name)] = (rate, statistics.mean(lengths[name]))
+        best[(size, name)] = max(best.get((size, name), 0.0), rate)
+    for (b, name), (rate, length) in sorted(rows.items()):
+      ratio = rate / rows[(b, "random")][0]
+      print(f"| {size}x{size} | {b} | {name} | {rate:,.0f} | "
+            f"{1e6 * cores / rate:.2f} | {length:.0f} | {ratio:.3f} |",
+            flush=True)
+    if pyspiel is not None:
+      rate = statistics.median(openspiel_playouts(pyspiel, size, 1.0, r)
+                               for r in range(repeats))
+      best[(size, "openspiel")] = rate
+      print(f"| {size}x{size} | 1 | OpenSpiel C++ random | {rate:,.0f} | "
+            f"{1e6 / rate:.2f} | | |", flush=True)
   nan = float("nan")
+  us = lambda size, name: 1e6 * (1 if name == "openspiel" else cores) / (
+      best.get((size, name), nan))
   fields = []
   for size in (9, 19):
     rate = best.get((size, "pattern"), nan)
     fields.append(f"pattern_moves_per_s_{size}x{size}={rate:.0f}")
+  for name, key in (("pattern", "pattern"), ("pattern-full", "pattern_full"),
+                    ("random", "random"), ("openspiel", "openspiel")):
+    for size in (9, 19):
+      fields.append(f"{key}_us_per_move_core_{size}x{size}="
+                    f"{us(size, name):.2f}")
   for size in (9, 19):
-    rate = best.get((size, "pattern"), nan)
-    fields.append(f"pattern_us_per_move_core_{size}x{size}="
-                  f"{1e6 * cores / rate:.2f}")
-  ratio = best.get((19, "pattern"), nan) / best.get((19, "random"), nan)
-  fields.append(f"pattern_vs_random_19x19={ratio:.3f}")
+    fields.append(f"pattern_vs_random_{size}x{size}="
+                  f"{us(size, 'random') / us(size, 'pattern'):.3f}")
+  for size in (9, 19):
+    fields.append(f"pattern_speedup_vs_full_{size}x{size}="
+                  f"{us(size, 'pattern-full') / us(size, 'pattern'):.2f}")
   print()
   print("RESULT " + " ".join(fields))
 
@@ -260,14 +313,18 @@ def main():
                  "rollouts against UCT with random rollouts")
   p.add_argument("--strength-simulations", type=int, default=200)
   p.add_argument("--pattern", action="store_true",
-                 help="only p_π (pattern) playouts beside random ones")
+                 help="only p_π (pattern) playouts, incremental and full, "
+                 "beside random ones and OpenSpiel's")
+  p.add_argument("--full-batches", type=int, nargs="+", default=None,
+                 help="--pattern: batches of the pattern-full rows (default: "
+                 "every batch)")
   args = p.parse_args()
   if not args.gpu:
     cpu_devices.use_cpu_devices(args.devices)
   if args.pattern:
     pattern_rows(args.sizes, args.batches or (
         [4096, 16384] if args.gpu else [16, 64, 256, 1024]), args.repeats,
-                 jax.local_devices())
+                 jax.local_devices(), args.full_batches)
     return
   batches = args.batches or ([4096, 16384, 65536] if args.gpu
                              else [64, 256, 1024, 4096])

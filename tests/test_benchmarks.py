@@ -120,3 +120,16 @@ def test_value_data_benchmark_ratio_is_its_two_throughputs():
                   table, re.M)
   assert row and float(row.group(1)) == pytest.approx(games, abs=0.06)
   assert int(row.group(2)) == round(evals) and int(row.group(3)) == round(fwd)
+
+
+@pytest.mark.slow
+def test_rollouts_pattern_mode_reports_incremental_full_and_random():
+  table, result = run_benchmark("rollouts.py", "--pattern", "--sizes", "9",
+                                "--batches", "2", "--repeats", "1",
+                                "--devices", "2")
+  for policy in ("pattern", "pattern-full", "random"):
+    assert f"| 9x9 | 2 | {policy} |" in table
+  assert float(result["pattern_us_per_move_core_9x9"]) > 0
+  assert float(result["pattern_full_us_per_move_core_9x9"]) > 0
+  assert float(result["pattern_vs_random_9x9"]) > 0
+  assert result["pattern_us_per_move_core_19x19"] == "nan"

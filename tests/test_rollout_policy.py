@@ -302,9 +302,21 @@ def test_ids_are_invariant_under_symmetries_and_colour_swap(
 
 def test_pattern_logits_sum_the_weights_of_the_ids():
   weights = jnp.asarray([0.5, -1.0, 2.0, 4.0])
-  ids = jnp.asarray([[[0, 2], [4, 4]], [[1, 4], [3, 0]]])  # 4: sentinel
+  # One id per slot; 4 is the sentinel.
+  ids = jnp.asarray([[[0, 2, 4, 4, 4, 4, 4, 4], [4] * 8],
+                     [[1, 4, 4, 4, 4, 4, 4, 4], [3, 0, 4, 4, 4, 4, 4, 2]]])
   np.testing.assert_allclose(model_lib.pattern_logits(weights, ids),
-                             [[2.5, 0.0], [-1.0, 4.5]])
+                             [[2.5, 0.0], [-1.0, 6.5]])
+  # The slots are added in LOGIT_ORDER, not in slot order: with weights
+  # whose sum depends on the order, the result is that order's.
+  big = jnp.asarray([1e8, -1e8, 1.0], jnp.float32)
+  order = [gp.SLOTS.index(name) for name in gp.LOGIT_ORDER]
+  one = np.full(8, 3)
+  one[order[0]], one[order[1]], one[order[2]] = 0, 1, 2   # 1e8 - 1e8 + 1
+  assert float(model_lib.pattern_logits(big, jnp.asarray(one))) == 1.0
+  other = np.full(8, 3)
+  other[order[0]], other[order[1]], other[order[2]] = 0, 2, 1  # 1e8 + 1 - 1e8
+  assert float(model_lib.pattern_logits(big, jnp.asarray(other))) == 0.0
 
 
 def test_pattern_rollouts_are_legal_replay_in_the_engine_and_end():

@@ -75,6 +75,14 @@ EMPTY, OWN1, OWN2, OWN3, OPP1, OPP2, OPP3, OFF = range(8)
 SLOTS = ("pattern", "response_pattern", "response", "save_atari", "capture",
          "neighbour", "self_atari", "line")
 NUM_SLOTS = len(SLOTS)
+# The order in which a point's slot weights are added into its logit
+# (float addition is not associative, so the order is part of the policy):
+# the slots that do not depend on the last move come first, so that an
+# incremental state can keep their partial sum (`go_pattern_state`) and add
+# the last move's slots only around it.
+LOGIT_ORDER = ("pattern", "save_atari", "capture", "self_atari", "line",
+               "response_pattern", "response", "neighbour")
+STATIC_SLOTS = LOGIT_ORDER[:5]
 _NUM_LINES = 5
 
 # The 8 neighbours of a 3×3 pattern and the 12 points of the response
@@ -158,11 +166,14 @@ def playout_for(size: int) -> GoPlayout:
   return GoPlayout(go_lib.Go(size=size, superko=False))
 
 
-def liberty_classes(playout: GoPlayout, board: chex.Array):
+def liberty_classes(playout: GoPlayout, board: chex.Array, extremes=None):
   """int32 `[N²]` each: liberties of each stone's chain as 1, 2 or 3 (for
-  >= 3; 0 at empty points), and the chain's smallest and largest liberty."""
+  >= 3; 0 at empty points), and the chain's smallest and largest liberty.
+
+  `extremes`: `playout.liberty_extremes(board)` when the caller has it."""
   n, n2 = playout.size, playout.num_points
-  lo, hi = playout.liberty_extremes(board)
+  lo, hi = (playout.liberty_extremes(board) if extremes is None
+            else extremes)
   q = jnp.arange(n2, dtype=jnp.int32)
   other = jnp.zeros(n2, jnp.bool_)
   for e, nb in zip(playout.shifts(board == 0, False),
@@ -186,13 +197,11 @@ def cells(board: chex.Array, player: chex.Array, libs: chex.Array
                    ).astype(jnp.int32)
 
 
-def pattern_codes(size: int, cell: chex.Array) -> chex.Array:
-  """uint32 `[N²]`: each point's canonical 3×3 code (the smallest over the 8
-  symmetric views of `sum(cell_i << 3i)`)."""
-  n = size
-  g = jnp.pad(cell.reshape(n, n), 1, constant_values=OFF)
-  around = [g[1 + dr:1 + dr + n, 1 + dc:1 + dc + n].reshape(n * n).astype(
-      jnp.uint32) for dr, dc in CELLS_3X3]
+def canonical_3x3(around) -> chex.Array:
+  """uint32: the canonical 3×3 code of the cells `around[i]` at offsets
+  `CELLS_3X3[i]` (8 arrays of one shape): the smallest over the 8 symmetric
+  views of `sum(cell_i << 3i)`."""
+  around = [a.astype(jnp.uint32) for a in around]
   views3 = _tables()[0]
   codes = [functools.reduce(jnp.bitwise_or, [
       around[int(v[i])] << jnp.uint32(3 * i) for i in range(8)])
@@ -200,19 +209,48 @@ def pattern_codes(size: int, cell: chex.Array) -> chex.Array:
   return functools.reduce(jnp.minimum, codes)
 
 
-def response_codes(size: int, cell: chex.Array, last: chex.Array
-                   ) -> Tuple[chex.Array, chex.Array]:
-  """(hi, lo) uint32 `[12]`: the canonical code of a move at each diamond
-  point `DIAMOND[j]` around the last move `last` (a point): the diamond's
-  cells, the last move's cell and the point's place, smallest over the 8
-  views (compared as the pair (hi, lo))."""
+def pattern_codes(size: int, cell: chex.Array) -> chex.Array:
+  """uint32 `[N²]`: each point's canonical 3×3 code (`canonical_3x3`)."""
+  n = size
+  g = jnp.pad(cell.reshape(n, n), 1, constant_values=OFF)
+  return canonical_3x3([g[1 + dr:1 + dr + n, 1 + dc:1 + dc + n].reshape(
+      n * n) for dr, dc in CELLS_3X3])
+
+
+def swap_colours(cell: chex.Array) -> chex.Array:
+  """The cells seen by the other player (`OWNk` <-> `OPPk`)."""
+  own = (cell >= OWN1) & (cell <= OWN3)
+  opp = (cell >= OPP1) & (cell <= OPP3)
+  return jnp.where(own, cell + 3, jnp.where(opp, cell - 3, cell)).astype(
+      cell.dtype)
+
+
+def response_ring(size: int, cell: chex.Array, last: chex.Array):
+  """(ring `[12]`, centre `[]`): the cells of the diamond points
+  `DIAMOND[j]` around the point `last` and of `last` itself (`OFF` outside
+  the board)."""
   n = size
   w = n + 4
   g = jnp.pad(cell.reshape(n, n), 2, constant_values=OFF).reshape(-1)
   r, c = last // n, last % n
   flat = jnp.asarray([dr * w + dc for dr, dc in DIAMOND], jnp.int32)
-  ring = g[(r + 2) * w + (c + 2) + flat].astype(jnp.uint32)     # [12]
-  centre = g[(r + 2) * w + (c + 2)].astype(jnp.uint32)
+  return g[(r + 2) * w + (c + 2) + flat], g[(r + 2) * w + (c + 2)]
+
+
+def response_codes(size: int, cell: chex.Array, last: chex.Array
+                   ) -> Tuple[chex.Array, chex.Array]:
+  """(hi, lo) uint32 `[12]`: the canonical code of a move at each diamond
+  point `DIAMOND[j]` around the last move `last` (a point): the diamond's
+  cells, the last move's cell and the point's place, smallest over the 8
+  views (compared as the pair (hi, lo)); see `canonical_response`."""
+  return canonical_response(*response_ring(size, cell, last))
+
+
+def canonical_response(ring: chex.Array, centre: chex.Array
+                       ) -> Tuple[chex.Array, chex.Array]:
+  """(hi, lo) uint32 `[12]`: `response_codes` from the diamond's cells
+  `ring` `[12]` and the last move's cell `centre`."""
+  ring, centre = ring.astype(jnp.uint32), centre.astype(jnp.uint32)
   _, views_d, cand_d = _tables()
   views_d, cand_d = jnp.asarray(views_d), jnp.asarray(cand_d)
   shift = jnp.uint32(3) * jnp.arange(8, dtype=jnp.uint32)
@@ -261,6 +299,12 @@ def _geometry(size: int):
           np.minimum(line, _NUM_LINES - 1).astype(np.int32), diamond)
 
 
+def line_classes(size: int) -> np.ndarray:
+  """int32 `[N²]`: each point's `line` class (distance to the nearest edge,
+  capped at `_NUM_LINES - 1`)."""
+  return _geometry(size)[2]
+
+
 def move_tactics(playout: GoPlayout, board: chex.Array, player: chex.Array,
                  libs: chex.Array, lo: chex.Array, hi: chex.Array):
   """bool `[N²]` each, for a move by `player` at each (empty) point:
@@ -273,18 +317,30 @@ def move_tactics(playout: GoPlayout, board: chex.Array, player: chex.Array,
   own, opp, emp = sh(rel > 0, False), sh(rel < 0, False), sh(board == 0,
                                                               False)
   cls, lo_n, hi_n = sh(libs, 0), sh(lo, -1), sh(hi, -1)
-  big = jnp.int32(n2)
-  vmin, vmax = jnp.full(n2, big), jnp.full(n2, -1)
-  many = captures = saves = jnp.zeros(n2, jnp.bool_)
-  for d, nb in enumerate((q - n, q + n, q - 1, q + 1)):
-    take = opp[d] & (cls[d] == 1)
-    other = jnp.where(lo_n[d] == q, hi_n[d], lo_n[d])
-    for ok, v in ((emp[d], nb), (take, nb), (own[d] & (cls[d] == 2), other)):
+  return tactics_of_neighbours(
+      q, n2, [(own[d], opp[d], emp[d], cls[d], lo_n[d], hi_n[d], nb)
+              for d, nb in enumerate((q - n, q + n, q - 1, q + 1))])
+
+
+def tactics_of_neighbours(q: chex.Array, num_points: int, neighbours):
+  """`move_tactics` of moves at the points `q` (any shape) from what their
+  four orthogonal neighbours hold: one tuple per neighbour of arrays shaped
+  like `q`: (own stone, opponent stone, empty, liberty class, the chain's
+  smallest and largest liberty, the neighbour's point); off the board all
+  three flags are False."""
+  big = jnp.int32(num_points)
+  vmin = jnp.full(q.shape, big)
+  vmax = jnp.full(q.shape, -1)
+  many = captures = saves = jnp.zeros(q.shape, jnp.bool_)
+  for own, opp, emp, cls, lo_n, hi_n, nb in neighbours:
+    take = opp & (cls == 1)
+    other = jnp.where(lo_n == q, hi_n, lo_n)
+    for ok, v in ((emp, nb), (take, nb), (own & (cls == 2), other)):
       vmin = jnp.minimum(vmin, jnp.where(ok, v, big))
       vmax = jnp.maximum(vmax, jnp.where(ok, v, -1))
-    many = many | (own[d] & (cls[d] == 3))
+    many = many | (own & (cls == 3))
     captures = captures | take
-    saves = saves | (own[d] & (cls[d] == 1))
+    saves = saves | (own & (cls == 1))
   two_plus = many | (vmin < vmax)
   one = ~many & (vmin == vmax)
   return captures, saves & two_plus, one & ~captures

@@ -51,7 +51,9 @@ pattern policy):
 * `"pattern"`: AlphaGo's fast rollout policy p_π with the committed
   weights (`models.rollout_policy`, `checkpoints/rollout_policy/`): a
   linear softmax over local pattern features (`games.go_patterns`),
-  sampled at temperature 1. Other weights or temperatures:
+  sampled at temperature 1. It keeps its features in the playout's
+  `policy_state` and refreshes only the points each move changes
+  (`games.go_pattern_state`). Other weights or temperatures:
   `GoPlayout(game, models.rollout_policy.load_policy(dir, temperature=t))`.
 * `"pattern-9x9"`: the same features with the weights learned on 9x9 GNU Go
   games (`checkpoints/rollout9/`).
@@ -59,14 +61,18 @@ pattern policy):
 A policy is `fn(playout: GoPlayout, state: PlayoutState) -> logits` (float32
 `[N²]`, or None for uniform); the playout samples `argmax(logits + Gumbel)`
 over the candidates (so equal logits are uniform), which keeps every move
-legal whatever the policy says.
+legal whatever the policy says. A policy may also carry state from move to
+move (`GoPlayout.carries`): the playout then calls its `init_carry` on the
+first board and its `update_carry` after every step, with the liberty
+extremes the step measures anyway, and keeps the result in
+`PlayoutState.policy_state` for the policy to read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Dict, Union
+from typing import Any, Dict, Union
 
 import chex
 import jax
@@ -101,6 +107,8 @@ class PlayoutState:
     temperature: float32 `[]`, the policy's logits are divided by it (a
       traced value, so a sweep over it is one program; uniform policies
       ignore it).
+    policy_state: what a policy that carries state keeps from move to move
+      (`GoPlayout.carries`; p_π's incremental features), else `()`.
   """
   board: chex.Array
   ko: chex.Array
@@ -112,7 +120,7 @@ class PlayoutState:
   done: chex.Array
   seed: chex.Array
   temperature: chex.Array
-
+  policy_state: Any = ()
 
 
 
@@ -159,6 +167,15 @@ class GoPlayout:
     return POLICIES[self.policy] if isinstance(self.policy, str) else (
         self.policy)
 
+  @property
+  def carries(self) -> bool:
+    """Whether the policy keeps state in `PlayoutState.policy_state`: it
+    then has `init_carry(playout, board, extremes)` and
+    `update_carry(playout, carry, board, extremes)` (`extremes`:
+    `liberty_extremes(board)`, which the step computes anyway), called on
+    the board a playout starts from and after every step."""
+    return bool(getattr(self.policy_fn, "carries_state", False))
+
   # -- Dense neighbourhood maps ---------------------------------------------
 
   def shifts(self, x: chex.Array, fill) -> tuple:
@@ -196,14 +213,18 @@ class GoPlayout:
     """A playout of `state` (one game) at policy `temperature` (> 0,
     may be traced); `key` is consumed."""
     seed = jax.random.bits(key, (2,), jnp.uint32)
+    extremes = self.liberty_extremes(state.board)
+    carry = (self.policy_fn.init_carry(self, state.board, extremes)
+             if self.carries else ())
     return PlayoutState(
         board=state.board, ko=state.ko.astype(jnp.int32),
         passes=state.passes.astype(jnp.int32),
         to_play=state.current_player.astype(jnp.int32),
         moves=state.step_count.astype(jnp.int32),
-        atari=self.in_atari(state.board), last_move=jnp.int32(-1),
+        atari=self.atari_of(state.board, extremes), last_move=jnp.int32(-1),
         done=state.terminated, seed=seed,
-        temperature=jnp.asarray(temperature, jnp.float32))
+        temperature=jnp.asarray(temperature, jnp.float32),
+        policy_state=carry)
 
   def _sample(self, s: PlayoutState, cand: chex.Array):
     """(point, any) : a draw from the policy over `cand`."""
@@ -226,7 +247,10 @@ class GoPlayout:
     u = ((bits >> 8).astype(jnp.float32) + 0.5) * (1.0 / (1 << 24))
     logits = logits / s.temperature
     g = jnp.where(cand, logits - jnp.log(-jnp.log(u)), -jnp.inf)
-    return jnp.argmax(g).astype(jnp.int32), jnp.any(cand)
+    # `jnp.argmax(g)` (the first largest), as two plain reductions: XLA's
+    # CPU backend runs argmax's two-operand reduction several times slower.
+    best = jnp.min(jnp.where(g == jnp.max(g), idx.astype(jnp.int32), n2))
+    return jnp.minimum(best, n2 - 1), jnp.any(cand)
 
   def stone_extremes(self, board: chex.Array):
     """int32 `[N²]` each: each point's smallest empty neighbour (N² if none)
@@ -255,7 +279,12 @@ class GoPlayout:
 
   def in_atari(self, board: chex.Array) -> chex.Array:
     """bool `[N²]`: stones whose chain has exactly one liberty."""
-    lo, hi = self.liberty_extremes(board)
+    return self.atari_of(board, self.liberty_extremes(board))
+
+  @staticmethod
+  def atari_of(board: chex.Array, extremes) -> chex.Array:
+    """`in_atari` from the board's `liberty_extremes`."""
+    lo, hi = extremes
     return (board != 0) & (hi >= 0) & (lo == hi)
 
   def legal_points(self, board, player, ko, atari=None) -> chex.Array:
@@ -307,9 +336,17 @@ class GoPlayout:
     moves = s.moves + turn.astype(jnp.int32)
     passes = jnp.where(passed, s.passes + 1, jnp.where(move, 0, s.passes))
     done = s.done | (passes >= 2) | (moves >= self.game.move_cap)
+    # Measured on the board after the step (the same board when no stone
+    # was played, so a carried policy state sees nothing change).
+    new_board = jnp.where(move, played, board)
+    extremes = self.liberty_extremes(new_board)
+    carry = (self.policy_fn.update_carry(self, s.policy_state, new_board,
+                                         extremes)
+             if self.carries else s.policy_state)
     return s.replace(
-        board=jnp.where(move, played, board),
-        atari=jnp.where(move, self.in_atari(played), atari),
+        board=new_board,
+        atari=self.atari_of(new_board, extremes),
+        policy_state=carry,
         ko=jnp.where(move, new_ko, jnp.where(passed, -1, s.ko)),
         passes=passes,
         to_play=jnp.where(turn, 1 - s.to_play, s.to_play),

@@ -4,7 +4,9 @@ The logit of a move at a point is the sum of the weights of its feature ids
 (`games.go_patterns.point_features`); the policy is the softmax of the
 logits over the candidate points, divided by a temperature. As a rollout
 policy on the lean playout path (`games.go_playout`, name `"pattern"`) the
-playout samples from it among legal points that fill no own eye.
+playout samples from it among legal points that fill no own eye; there it
+keeps its features incrementally (`games.go_pattern_state`), which gives the
+same logits as recomputing them, bit for bit.
 
 Weights live in a folder as `weights.npz` (float32 `[F]`) beside
 `config.json` (the feature set's shape as `config_codec` writes a
@@ -29,7 +31,7 @@ import numpy as np
 
 from alphago_jax.core import config_codec
 from alphago_jax.core.atomic_files import write_atomic
-from alphago_jax.games import go_patterns
+from alphago_jax.games import go_pattern_state, go_patterns
 
 KIND = "pattern_rollout_policy"
 WEIGHTS_FILE = "weights.npz"
@@ -43,25 +45,44 @@ class RolloutWeightsError(ValueError):
 
 def pattern_logits(weights: chex.Array, ids: chex.Array) -> chex.Array:
   """float32 `[..., N²]`: the sum of the weights `[F]` of the feature ids
-  `[..., N², K]` (id F, the sentinel, adds 0)."""
+  `[..., N², K]` (id F, the sentinel, adds 0), added slot by slot in
+  `go_patterns.LOGIT_ORDER` (the order the incremental state keeps, so that
+  both give the same float32 logits)."""
+  chex.assert_axis_dimension(ids, -1, go_patterns.NUM_SLOTS)
   padded = jnp.concatenate([weights.astype(jnp.float32),
                             jnp.zeros(1, jnp.float32)])
-  return jnp.sum(padded[ids], axis=-1)
+  terms = padded[ids]
+  total = None
+  for name in go_patterns.LOGIT_ORDER:
+    term = terms[..., go_patterns.SLOTS.index(name)]
+    total = term if total is None else total + term
+  return total
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class PatternRolloutPolicy:
   """p_π as a `types.RolloutPolicy`: `(playout, state) -> logits [N²]`.
 
+  With `incremental` (the default) it carries its features in the
+  playout's `policy_state` (`games.go_pattern_state`) and refreshes only
+  the points each move changes; without, it recomputes every point's
+  features each move (`go_patterns.point_features`, the reference). Both
+  give the same logits bit for bit, so the same moves under the same keys.
+
   Attributes:
     weights: float32 `[config.num_features]`.
     config: the feature set.
     temperature: logits are divided by it (1 samples from p_π itself; it
       may be a traced value when the policy is built inside `jit`).
+    incremental: carry the features from move to move.
+    chunk: dirty points refreshed per round of an incremental update
+      (None: `default_chunk` of the board size).
   """
   weights: Any
   config: go_patterns.PatternConfig = go_patterns.PatternConfig()
   temperature: Union[float, chex.Array] = 1.0
+  incremental: bool = True
+  chunk: Optional[int] = None
 
   def __post_init__(self):
     shape = tuple(np.shape(self.weights))
@@ -81,10 +102,43 @@ class PatternRolloutPolicy:
       object.__setattr__(self, "weights", np.asarray(self.weights,
                                                      np.float32))
 
+  @property
+  def carries_state(self) -> bool:
+    """`GoPlayout.carries`: the incremental policy keeps its features."""
+    return self.incremental
+
+  def features(self, size: int) -> go_pattern_state.IncrementalPatterns:
+    """The incremental feature state's shape on `size`×`size` boards."""
+    chunk = default_chunk(size) if self.chunk is None else self.chunk
+    return go_pattern_state.IncrementalPatterns(self.config, size, chunk)
+
+  def init_carry(self, playout, board, extremes):
+    """The carried features of a playout's first board."""
+    return self.features(playout.size).init(
+        go_pattern_state.padded_weights(self.weights), board, extremes)
+
+  def update_carry(self, playout, carry, board, extremes):
+    """The carried features after a step that left `board`."""
+    return self.features(playout.size).update(
+        go_pattern_state.padded_weights(self.weights), carry, board,
+        extremes)
+
   def __call__(self, playout, state) -> chex.Array:
-    ids = go_patterns.point_features(self.config, playout, state.board,
-                                     state.to_play, state.last_move)
-    return pattern_logits(self.weights, ids) / self.temperature
+    if self.incremental:
+      logits = self.features(playout.size).logits(
+          go_pattern_state.padded_weights(self.weights), state.policy_state,
+          state.board, state.to_play, state.last_move)
+    else:
+      ids = go_patterns.point_features(self.config, playout, state.board,
+                                       state.to_play, state.last_move)
+      logits = pattern_logits(self.weights, ids)
+    return logits / self.temperature
+
+
+def default_chunk(size: int) -> int:
+  """Dirty points per round of an incremental update on `size`×`size`:
+  enough for most moves in one round."""
+  return 16 if size <= 9 else 32
 
 
 def save_weights(directory, weights: np.ndarray,

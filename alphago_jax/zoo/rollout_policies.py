@@ -9,6 +9,7 @@ option find them; the weights are read on first use, not on import.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from typing import Dict
@@ -37,13 +38,25 @@ def committed_policy(name: str = "pattern"
   return rollout_policy.load_policy(committed_dir(name))
 
 
-def _registered(name: str):
-  def policy(playout, state):
-    return committed_policy(name)(playout, state)
-  return policy
+@dataclasses.dataclass(frozen=True)
+class _Registered:
+  """The committed p_π `name` as a playout policy, loaded on first use
+  (incremental, so it carries its features: `GoPlayout.carries`)."""
+  name: str
+  carries_state = True
+
+  def __call__(self, playout, state):
+    return committed_policy(self.name)(playout, state)
+
+  def init_carry(self, playout, board, extremes):
+    return committed_policy(self.name).init_carry(playout, board, extremes)
+
+  def update_carry(self, playout, carry, board, extremes):
+    return committed_policy(self.name).update_carry(playout, carry, board,
+                                                    extremes)
 
 
 def register_committed() -> None:
   """Registers every committed p_π with `games.go_playout` by its name."""
   for name in COMMITTED:
-    go_playout.register_policy(name, _registered(name))
+    go_playout.register_policy(name, _Registered(name))
