@@ -55,6 +55,9 @@ STRICT = os.environ.get("ALPHAGO_JAX_STRICT") == "1"
 # test that started last.
 LONG_FIRST = (
     "tests/test_notebooks.py",
+    "tests/test_demo.py",
+    "tests/test_gtp_commands.py",
+    "tests/test_held_out.py",
     "tests/test_reinforce.py",
     "tests/test_value_net.py",
     "tests/test_policy_presets.py",
@@ -74,6 +77,8 @@ LONG_FIRST = (
     "tests/test_elo.py",
     "tests/test_committed_checkpoint.py",
     "tests/test_data.py",
+    "tests/test_pattern_state.py",
+    "tests/test_clustered_intervals.py",
 )
 
 

@@ -107,6 +107,10 @@ def test_go_features_benchmark_times_the_five_ways():
       (c - a) / a, abs=0.051 + (c / a) * (0.0051 / a + 0.0051 / c))
 
 
+# Two networks' games at batch 4: about half a minute on 2 cores, so in the
+# slow suite; the committed full run (docs/results/value-data-benchmark.txt)
+# is checked in the default suite (tests/test_readme_figures.py).
+@pytest.mark.slow
 def test_value_data_benchmark_ratio_is_its_two_throughputs():
   table, result = run_benchmark("value_data.py", "--batches", "4",
                                 "--repeats", "1")
