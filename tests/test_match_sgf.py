@@ -4,6 +4,7 @@ converter of a committed ablation's jobs (`alphago-jax sweep-sgf`), whose
 games replay under our rules to the recorded scores."""
 
 import json
+import re
 import os
 import shutil
 
@@ -189,3 +190,37 @@ def test_committed_sweep_converts_to_games_that_replay_to_its_outcomes(
   status, out, _ = run_cli(capsys, "sweep-sgf", run, "--no-check")
   assert status == 0 and "100 games" in out
   assert len(os.listdir(run / "games")) == 100
+
+
+def test_arena_writes_one_sgf_per_game_replaying_to_its_result(
+    tmp_path, capsys):
+  status, out, err = run_cli(capsys, "arena", "uct:2", "random", "--game",
+                             "go9", "--games-per-colour", "1", "--seed", "4",
+                             "--output", tmp_path, "--json")
+  assert status == 0, err
+  line = json.loads(out.strip().splitlines()[-1])
+  folder = tmp_path / "games"
+  assert sorted(os.listdir(folder)) == ["arena-0000.sgf", "arena-0001.sgf"]
+  a_wins = 0
+  for i, name in enumerate(sorted(os.listdir(folder))):
+    with open(folder / name, "rb") as f:
+      data = f.read()
+    record = sgf.parse_sgf(data, source=name)
+    a_colour = BLACK if i == 0 else WHITE  # A is Black in the first game
+    assert (record.black_name, record.white_name) == (
+        ("uct:2", "random") if i == 0 else ("random", "uct:2"))
+    # Replayed under our rules: legal, over, and scored as recorded.
+    _, states = sgf.record_to_states(record, GO9)
+    assert bool(states.terminated[-1])
+    assert float(states.score[-1]) == sgf.result_score(record.result)
+    a_wins += record.winner == a_colour
+    # uct:2's moves carry its search's winrate and visits, random's none.
+    nodes = sgfmill_sgf.Sgf_game.from_bytes(data).get_main_sequence()[1:]
+    for k, node in enumerate(nodes):
+      if k % 2 == a_colour:
+        assert re.fullmatch(r"winrate [01]\.\d\d visits 2", node.get("C"))
+      else:
+        assert not node.has_property("C")
+    assert "Seed: 4" in sgfmill_sgf.Sgf_game.from_bytes(
+        data).get_root().get("C")
+  assert a_wins == line["wins"]
