@@ -8,13 +8,18 @@ import re
 import os
 import shutil
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from sgfmill import sgf as sgfmill_sgf
 
+from alphago_jax import search
+from alphago_jax.core.types import AnalysedAgent
 from alphago_jax.games import match_sgf, sgf
 from alphago_jax.games.go import BLACK, WHITE, Go
 from alphago_jax.games.tictactoe import TicTacToe
+from alphago_jax.play import arena
 
 import go_reference
 from helpers import run_cli
@@ -224,3 +229,33 @@ def test_arena_writes_one_sgf_per_game_replaying_to_its_result(
     assert "Seed: 4" in sgfmill_sgf.Sgf_game.from_bytes(
         data).get_root().get("C")
   assert a_wins == line["wins"]
+
+
+def test_recording_a_match_plays_the_games_it_plays_without():
+  # An `AnalysedAgent` (random moves, a made-up winrate) against random
+  # moves on 5x5: the same key gives the same games whether or not the
+  # moves and statistics are recorded, and the record holds those games.
+  go5 = Go(size=5)
+
+  def analyse(states, key):
+    actions = search.random_agent(states, key)
+    return actions, actions.astype(jnp.float32) / 25.0, actions + 1
+  agents = (AnalysedAgent(analyse), search.random_agent)
+  key = jax.random.key(7)
+  plain = arena.play(go5, agents, key, num_games=3)
+  recorded = arena.play(go5, agents, key, num_games=3, record=True)
+  for field in ("returns", "lengths", "terminated"):
+    np.testing.assert_array_equal(getattr(plain, field),
+                                  getattr(recorded, field))
+  assert plain.moves is None
+  for i in range(3):
+    n = int(recorded.lengths[i])
+    moves = np.asarray(recorded.moves[i])
+    assert (moves[:n] >= 0).all() and (moves[n:] == -1).all()
+    # Black (seat 0) analysed its moves, White did not.
+    np.testing.assert_allclose(recorded.winrates[i, :n:2], moves[:n:2] / 25)
+    np.testing.assert_array_equal(recorded.visits[i, :n:2], moves[:n:2] + 1)
+    assert np.isnan(recorded.winrates[i, 1:n:2]).all()
+    record = sgf.record_from_actions(go5, moves[:n])
+    _, states = sgf.record_to_states(record, go5)
+    assert float(states.score[-1]) == float(recorded.scores[i])
