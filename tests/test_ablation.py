@@ -29,6 +29,7 @@ from alphago_jax.evaluation.gnugo_match import _jit_agent
 
 import go_reference
 from ttt_positions import GAME as TTT, position
+from alphago_jax.games import sgf
 from alphago_jax.games import vertex as vertex_codec
 from alphago_jax import engines
 
@@ -171,6 +172,40 @@ def test_every_game_replays_in_the_reference_referee(runs):
       assert g["score"] == score
       if not g["resigned"]:
         assert g["black_result"] == int(np.sign(score))
+
+
+@needs_gnugo
+def test_every_game_is_written_as_an_sgf_of_its_job(runs):
+  # One SGF per game of each finished job, named by job and game, holding
+  # the job's players, moves and result; a resumed run writes the same.
+  config = ablation.read_config(runs[0])[1]
+  for run_dir in (runs[0], runs[1]):
+    folder = os.path.join(run_dir, "games")
+    expected = {}
+    for name, games in job_games(run_dir).items():
+      for g in games:
+        expected[f"{name[:-len('.json')]}-{g['game']:04d}.sgf"] = g
+    assert sorted(os.listdir(folder)) == sorted(expected)
+    for file_name, g in expected.items():
+      with open(os.path.join(folder, file_name), "rb") as f:
+        data = f.read()
+      record = sgf.parse_sgf(data, source=file_name)
+      assert (record.black_name, record.white_name) == (g["black"],
+                                                        g["white"])
+      assert " ".join(vertex_codec.action_to_vertex(a, 9)
+                      for _, a in record.moves) == g["moves"]
+      assert record.komi == config.komi and record.size == 9
+      if g["resigned"] or g["forfeited"]:
+        letter = "R" if g["resigned"] else "F"
+        assert record.result == "BW"[g["black_result"] < 0] + "+" + letter
+      else:
+        assert sgf.result_score(record.result) == g["score"]
+      assert f"Seed: {config.seed}" in data.decode()
+  whole, resumed = (os.path.join(r, "games") for r in runs[:2])
+  for name in os.listdir(whole):
+    with open(os.path.join(whole, name), "rb") as a, open(
+        os.path.join(resumed, name), "rb") as b:
+      assert a.read() == b.read(), name
 
 
 @needs_gnugo

@@ -16,17 +16,24 @@ superko; an illegal move forfeits the game) and scores Tromp-Taylor: one of
 our agents against an engine through `evaluation.gnugo_match` (all games at
 once, one engine process each), two engines through `gtp.referee_match`
 (a game at a time). Each game's result is printed, and listed in `--json`.
+
+With `--output DIR`, each Go game is written as an SGF into DIR/games/
+(`games.match_sgf`: players, result, komi, rules, seed, and per move the
+winrate and visits of a searching agent: uct:N, net:DIR[:N]). Recording
+changes no game: the same seed plays the same games with or without it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import time
 from typing import List, Optional, Tuple
 
 import jax
+import numpy as np
 import tyro
 
 from alphago_jax import engines, evaluation
@@ -37,6 +44,7 @@ from alphago_jax.cli.configs import AlphaZeroGame
 from alphago_jax.engines.gtp_client import GTPConnectionError, GTPError
 from alphago_jax.evaluation import MatchResult, referee
 from alphago_jax.evaluation.gnugo_match import DEFAULT_GNUGO_ARGS, GTPPlayer
+from alphago_jax.games import match_sgf
 from alphago_jax.games.sgf import result_string
 from alphago_jax.play import Record
 from alphago_jax.training import game_specs
@@ -64,6 +72,7 @@ class ArenaArgs:
       every game out.
     seed: the match's key.
     json: also print the result as one JSON line.
+    output: write each game's SGF into OUTPUT/games/ (Go only).
   """
   agents: tyro.conf.Positional[Tuple[str, str]]
   game: AlphaZeroGame = "tictactoe"
@@ -71,6 +80,7 @@ class ArenaArgs:
   max_moves: Optional[int] = None
   seed: int = 0
   json: bool = False
+  output: Optional[str] = None
 
 
 def main(argv: List[str]) -> int:
@@ -83,8 +93,12 @@ def main(argv: List[str]) -> int:
   try:
     game = make_game(args.game)
     engines = [engine_spec(spec) for spec in args.agents]
-    if any(engines) and not game_specs.get(args.game).go:
+    go = game_specs.get(args.game).go
+    if any(engines) and not go:
       raise SpecError("GTP engines (gnugo, gtp:) play Go: add --game go9")
+    if args.output is not None and not go:
+      raise SpecError(f"--output writes SGF game records, which are Go's; "
+                      f"{args.game} is not Go")
     a, b = (make_agent(spec, args.game) if engine is None else engine
             for spec, engine in zip(args.agents, engines))
   except SpecError as e:
@@ -103,8 +117,15 @@ def main(argv: List[str]) -> int:
   else:
     result = evaluation.match(game, a, b, jax.random.key(args.seed),
                               games_per_colour=args.games_per_colour,
-                              max_moves=args.max_moves)
+                              max_moves=args.max_moves,
+                              record=args.output is not None)
   seconds = time.perf_counter() - start
+  if args.output is not None:
+    played = (engine_records(game, games, args) if games is not None
+              else match_records(game, result, args))
+    folder = os.path.join(args.output, match_sgf.GAMES_DIR)
+    match_sgf.write_games(folder, played)
+    print(f"{len(played)} SGF files -> {folder}")
   if games is not None:
     for i, g in enumerate(games):
       print(f"  game {i + 1}: black {g['black']}, white {g['white']}: "
@@ -241,3 +262,48 @@ def match_result(games: List[dict]):
     tallies[g["a_black"]][outcome] += 1
   return MatchResult(as_first=Record(*tallies[True]),
                      as_second=Record(*tallies[False]))
+
+
+# -- Game records ---------------------------------------------------------------
+
+def _match_settings(args: ArenaArgs):
+  return {"game": args.game, "games_per_colour": args.games_per_colour,
+          "max_moves": args.max_moves}
+
+
+def match_records(game, result: MatchResult, args: ArenaArgs
+                  ) -> List[match_sgf.PlayedGame]:
+  """The games of `evaluation.match(..., record=True)`: A is Black in the
+  first `games_per_colour`, B in the rest. A game `max_moves` stopped
+  counts as a draw in the match and has no result: `Void`."""
+  out = []
+  players = [match_sgf.Player(spec) for spec in args.agents]
+  for half, results in enumerate(result.game_results):
+    r = jax.device_get(results)
+    black, white = players if half == 0 else players[::-1]
+    for i in range(len(r.lengths)):
+      score = float(r.scores[i])
+      out.append(match_sgf.PlayedGame(
+          game=game, actions=r.moves[i], black=black, white=white,
+          result=(match_sgf.result_text("score", score=score)
+                  if bool(r.terminated[i])
+                  else match_sgf.result_text("unplayed")),
+          seed=args.seed, match="arena",
+          index=half * args.games_per_colour + i,
+          settings=_match_settings(args),
+          winrates=r.winrates[i], visits=np.where(r.visits[i] < 0, np.nan,
+                                                  r.visits[i])))
+  return out
+
+
+def engine_records(game, games: List[dict], args: ArenaArgs
+                   ) -> List[match_sgf.PlayedGame]:
+  """The games of `engine_match` (moves as GTP vertices, RE as played)."""
+  return [match_sgf.PlayedGame(
+      game=game,
+      actions=np.asarray([game.vertex_to_action(v) for v in g["moves"]],
+                         np.int32),
+      black=match_sgf.Player(g["black"]), white=match_sgf.Player(g["white"]),
+      result=g["result"], seed=args.seed, match="arena", index=i,
+      settings={**_match_settings(args), "ended_by": g["reason"]})
+          for i, g in enumerate(games)]

@@ -39,6 +39,9 @@ COMMANDS = {
     "sweep": ("alphago_jax.cli.sweep",
               "ablate AlphaGo's search parameters (presets lambda, c-puct, "
               "or a grid) in a round robin and against GNU Go, with Elo"),
+    "sweep-sgf": ("alphago_jax.cli.sweep_sgf",
+                  "write the games of sweep runs (such as docs/ablations/*) "
+                  "as SGF files, each replayed and checked first"),
 }
 
 USAGE = """usage: alphago-jax COMMAND [ARGS...]   (alphago-jax COMMAND --help)
@@ -56,6 +59,7 @@ examples:
   alphago-jax show --moves D4 E5 --output board.svg
   alphago-jax reproduce mcts-vs-random
   alphago-jax sweep lambda --output runs/lambda
+  alphago-jax sweep-sgf docs/ablations/strength-l10-64 --output games
 """
 
 

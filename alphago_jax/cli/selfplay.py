@@ -5,10 +5,11 @@
     alphago-jax selfplay --agent uct:100 --game tictactoe --output games/ttt
 
 All games are played as one batch, a compiled move at a time, with a
-progress bar (moves/s). Go games go to OUTPUT/game_NNNN.sgf (with the
-Tromp-Taylor result); every game also goes to OUTPUT/games.jsonl (moves as
-GTP vertices or tic-tac-toe cells, the winner, the length). Files are
-written to temporary names and renamed.
+progress bar (moves/s). Go games go to OUTPUT/game_NNNN.sgf
+(`games.match_sgf`: the Tromp-Taylor result, the seed, and per move the
+winrate and visits of a searching agent); every game also goes to
+OUTPUT/games.jsonl (moves as GTP vertices or tic-tac-toe cells, the
+winner, the length). Files are written to temporary names and renamed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from alphago_jax.cli.agents import SpecError, make_agent, make_game
 from alphago_jax.cli.configs import AlphaZeroGame
 from alphago_jax.core.atomic_files import write_atomic
 from alphago_jax.games import base as game_base
-from alphago_jax.games import sgf
+from alphago_jax.games import match_sgf
 from alphago_jax.training import game_specs
 
 EXAMPLES = """examples:
@@ -60,16 +61,26 @@ class SelfPlayArgs:
 
 
 def play(game, agent, key, num_games: int, *, progress: bool = False):
-  """`(actions [B, T] with -1 after the end, final states)`."""
-
+  """`(actions [B, T] with -1 after the end, final states, winrates [B, T],
+  visits [B, T])`: the search's winrate (NaN) and visits (-1) of each move
+  where the agent is an `AnalysedAgent`; the games are the same either
+  way."""
+  analyse = getattr(agent, "analyse", None)
 
   @jax.jit
   def move(states, key):
-    actions = agent(states, key)
+    if analyse is not None:
+      actions, winrate, visits = analyse(states, key)
+    else:
+      actions = agent(states, key)
+      winrate = jnp.full(actions.shape, jnp.nan, jnp.float32)
+      visits = jnp.full(actions.shape, -1, jnp.int32)
     stepped = jax.vmap(game.step)(states, actions)
     going = ~states.terminated
     states = game_base.select(going, stepped, states)
-    return states, jnp.where(going, actions, -1)
+    return states, (jnp.where(going, actions, -1),
+                    jnp.where(going, winrate, jnp.nan),
+                    jnp.where(going, visits, -1))
 
   init_key, key = jax.random.split(key)
   states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
@@ -80,16 +91,20 @@ def play(game, agent, key, num_games: int, *, progress: bool = False):
   start = time.perf_counter()
   while not bool(jnp.all(states.terminated)):
     key, sub = jax.random.split(key)
-    states, actions = move(states, sub)
-    history.append(np.asarray(actions))
+    states, moved = move(states, sub)
+    history.append(tuple(np.asarray(x) for x in moved))
     if bar is not None:
       bar.update(1)
       bar.set_postfix(positions_s=f"{num_games * len(history) / (time.perf_counter() - start):.0f}")
   if bar is not None:
     bar.close()
-  actions = (np.stack(history, axis=1) if history
-             else np.zeros((num_games, 0), np.int32))
-  return actions, jax.device_get(states)
+  if not history:
+    empty = np.zeros((num_games, 0))
+    return (empty.astype(np.int32), jax.device_get(states), empty,
+            empty.astype(np.int32))
+  actions, winrates, visits = (np.stack([h[j] for h in history], axis=1)
+                               for j in range(3))
+  return actions, jax.device_get(states), winrates, visits
 
 
 def main(argv: List[str]) -> int:
@@ -105,8 +120,8 @@ def main(argv: List[str]) -> int:
     return parsing.fail(str(e))
   progress = sys.stderr.isatty() if args.progress is None else args.progress
   start = time.perf_counter()
-  actions, final = play(game, agent, jax.random.key(args.seed), args.games,
-                        progress=progress)
+  actions, final, winrates, visits = play(
+      game, agent, jax.random.key(args.seed), args.games, progress=progress)
   seconds = time.perf_counter() - start
   os.makedirs(args.output, exist_ok=True)
   lines = []
@@ -120,11 +135,18 @@ def main(argv: List[str]) -> int:
       score = float(final.score[i])
       entry["moves"] = [game.action_to_vertex(a) for a in moves]
       entry["score"] = score
-      record = sgf.record_from_actions(
-          game, moves, result=sgf.result_string(score),
-          black_name=args.agent, white_name=args.agent)
+      n = len(moves)
+      played = match_sgf.PlayedGame(
+          game=game, actions=np.asarray(moves, np.int32),
+          black=match_sgf.Player(args.agent),
+          white=match_sgf.Player(args.agent),
+          result=match_sgf.result_text("score", score=score),
+          seed=args.seed, match="selfplay", index=i,
+          settings={"game": args.game, "games": args.games},
+          winrates=winrates[i, :n],
+          visits=np.where(visits[i, :n] < 0, np.nan, visits[i, :n]))
       write_atomic(os.path.join(args.output, f"game_{i:04d}.sgf"),
-             sgf.to_sgf(record))
+                   played.sgf())
     else:
       entry["moves"] = moves
     lines.append(json.dumps(entry))

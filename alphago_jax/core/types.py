@@ -6,6 +6,7 @@ network *is* (a function), never on a particular network module.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional, Tuple
 
 import chex
@@ -48,3 +49,27 @@ Agent = Callable[["object", chex.PRNGKey], chex.Array]
 # `search.CarryingAgent` so that a match can tell it from an `Agent`.
 CarryingAgentFn = Callable[["object", chex.PRNGKey, chex.ArrayTree],
                            Tuple[chex.Array, chex.ArrayTree]]
+
+# (states [B], key) -> (actions int32 [B], winrates float32 [B], visits
+# int32 [B]): an agent's move and what its search saw of the position
+# (`AnalysedAgent`).
+AnalyseFn = Callable[["object", chex.PRNGKey],
+                     Tuple[chex.Array, chex.Array, chex.Array]]
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysedAgent:
+  """An `Agent` that can also report its search's view of each move, for
+  the game records (`games.match_sgf`): called, it plays as any agent;
+  `analyse` returns the same actions with the search's value of the
+  position for the mover as a winrate in [0, 1] and its root visits.
+
+  Attributes:
+    analyse: `AnalyseFn`; the agent's move is `analyse(states, key)[0]`,
+      so a match that records the statistics plays the games it would
+      play without them.
+  """
+  analyse: AnalyseFn
+
+  def __call__(self, states, key):
+    return self.analyse(states, key)[0]

@@ -40,8 +40,10 @@ so both kinds have the same shape and the whole ablation compiles once.
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
 atomically when the job ends; `<job>.lock` while a process plays it, so
-that several processes can share a run) and, rewritten from the finished
-jobs after each one, `results.csv` (one row per pairing), `elo.csv`, `table.md` and
+that several processes can share a run), `games/<job>-<game>.sgf` (one SGF
+per game, `evaluation.ablation_games`, written just before the job's
+record) and, rewritten from the finished jobs after each one,
+`results.csv` (one row per pairing), `elo.csv`, `table.md` and
 `plot.png`. A job's key and GNU Go seeds derive from the seed, its level and
 its index alone, so a killed run restarted with the same config replays the
 unfinished job from its start and plays exactly the games of an
@@ -69,10 +71,12 @@ from alphago_jax.core import config_codec, rundir
 from alphago_jax.core.atomic_files import (read_json, temporary_writer,
                                            write_atomic)
 from alphago_jax.core.checks import check_int
+from alphago_jax.evaluation import ablation_games
 from alphago_jax.evaluation.ablation_report import (PARAMETERS, Summary,
                                                     gnugo_name, summarize,
                                                     write_outputs)
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
+from alphago_jax.games import match_sgf
 from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
 from alphago_jax.search.base import CarryingAgent
@@ -470,7 +474,8 @@ def play_job(config: AblationConfig, job: Job,
   the network's name, wall and CPU seconds, and per game the players,
   `black_result` (+1 Black won, -1 White won, 0 draw), Tromp-Taylor
   `score`, GNU Go's `gnugo_score` (None unless both passed), `plies`,
-  `capped`, `resigned` and the moves as GTP vertices."""
+  `capped`, `resigned`, `forfeited`, the moves as GTP vertices and `game`,
+  its index in the job's batch (GNU Go's seed is the job's plus it)."""
   if network is None:
     network = load_network(config.network, config.komi)
   game = network.game
@@ -514,6 +519,7 @@ def play_job(config: AblationConfig, job: Job,
              else float(out.gnugo_score[i]))
     moves = [int(m) for m in out.moves[i] if m >= 0]
     games.append({
+        "game": i,
         "black": ours if ours_black else theirs,
         "white": theirs if ours_black else ours,
         "black_result": int(np.sign(result)),
@@ -715,6 +721,9 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
       if os.path.exists(path):
         continue  # Finished by another process since we last looked.
       record = play_job(config, job, network)
+      # The SGFs first: a job whose record exists has its games written.
+      match_sgf.write_games(os.path.join(run_dir, match_sgf.GAMES_DIR),
+                            ablation_games.job_games(config, job, record))
       write_atomic(path, json.dumps(record, allow_nan=False) + "\n")
     finally:
       os.remove(lock)

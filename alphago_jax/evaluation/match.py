@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Tuple
+from typing import Optional, Tuple
 
 import chex
 import jax
 
 from alphago_jax.evaluation import elo
-from alphago_jax.play.arena import (OUTCOMES, Record, Tally, play,
-                                          record)
+from alphago_jax.play.arena import (OUTCOMES, GameResults, Record, Tally,
+                                    play)
+from alphago_jax.play.arena import record as record_of
 from alphago_jax.games import base as game_base
 from alphago_jax.search.base import Agent
 
@@ -22,9 +23,14 @@ class MatchResult(Tally):
   Attributes:
     as_first: `agent`'s record when it moved first (player 0).
     as_second: its record when it moved second.
+    game_results: with `match(..., record=True)`, the `GameResults` (moves and
+      search statistics) of the games with `agent` first, then second;
+      else None.
   """
   as_first: Record
   as_second: Record
+  game_results: Optional[Tuple[GameResults, GameResults]] = dataclasses.field(
+      default=None, compare=False, repr=False)
 
   @property
   def wins(self) -> int:
@@ -65,14 +71,20 @@ class MatchResult(Tally):
 
 def match(game: game_base.Game, agent: Agent, opponent: Agent,
           key: chex.PRNGKey, *, games_per_colour: int,
-          max_moves: int | None = None) -> MatchResult:
+          max_moves: int | None = None, record: bool = False) -> MatchResult:
   """Plays `games_per_colour` games with `agent` first, as many second.
 
-  Both halves are batched games of `arena.play`, one compiled loop each.
+  Both halves are batched games of `arena.play`, one compiled loop each;
+  `record` keeps their moves and search statistics (`MatchResult.game_results`)
+  without changing them.
   """
   first_key, second_key = jax.random.split(key)
   first = play(game, (agent, opponent), first_key,
-               num_games=games_per_colour, max_moves=max_moves)
+               num_games=games_per_colour, max_moves=max_moves,
+               record=record)
   second = play(game, (opponent, agent), second_key,
-                num_games=games_per_colour, max_moves=max_moves)
-  return MatchResult(as_first=record(first, 0), as_second=record(second, 1))
+                num_games=games_per_colour, max_moves=max_moves,
+                record=record)
+  return MatchResult(as_first=record_of(first, 0),
+                     as_second=record_of(second, 1),
+                     game_results=(first, second) if record else None)

@@ -383,10 +383,41 @@ def parse_sgf(data: Union[bytes, str], *, source: Optional[str] = None
 
 # -- Writing -------------------------------------------------------------------
 
-def to_sgf(record: GameRecord) -> bytes:
-  """FF[4] UTF-8 SGF of `record`; passes are written as empty `B[]`/`W[]`."""
+def to_sgf(record: GameRecord, *, comment: Optional[str] = None,
+           game_name: Optional[str] = None,
+           move_comments: Optional[Sequence[Optional[str]]] = None,
+           black_winrates: Optional[Sequence[Optional[float]]] = None
+           ) -> bytes:
+  """FF[4] UTF-8 SGF of `record`; passes are written as empty `B[]`/`W[]`.
+
+  Args:
+    record: the game.
+    comment: the root node's C (settings, seed: what a reader should know
+      about the whole game).
+    game_name: GN, the title viewers such as Sabaki show.
+    move_comments: per move of `record.moves`, its node's C, or None for
+      none (a search's view of the move: `games.match_sgf`).
+    black_winrates: per move, Black's winning chance in [0, 1] as the
+      search saw it, or None; written as Sabaki's SBKV (Black's winrate in
+      percent), which draws its winrate graph from it.
+
+  Raises:
+    SGFError: `move_comments` or `black_winrates` not one entry per move,
+      or a winrate outside [0, 1].
+  """
   if not isinstance(record, GameRecord):
     raise TypeError(f"to_sgf takes a GameRecord, got {type(record).__name__}")
+  num_moves = len(record.moves)
+  for name, values in (("move_comments", move_comments),
+                       ("black_winrates", black_winrates)):
+    if values is not None and len(values) != num_moves:
+      raise _fail(f"{name} has {len(values)} entries for {num_moves} moves",
+                  "annotations", record.source)
+  if black_winrates is not None:
+    for i, w in enumerate(black_winrates):
+      if w is not None and not 0.0 <= float(w) <= 1.0:
+        raise _fail(f"black_winrates[{i}] = {w!r} is not in [0, 1]",
+                    "annotations", record.source, i + 1)
   size = record.size
   game = sgf.Sgf_game(size=size)
   root = game.get_root()
@@ -394,7 +425,8 @@ def to_sgf(record: GameRecord) -> bytes:
   for ident, value in (("RE", record.result), ("PB", record.black_name),
                        ("PW", record.white_name), ("BR", record.black_rank),
                        ("WR", record.white_rank), ("RU", record.rules),
-                       ("DT", record.date)):
+                       ("DT", record.date), ("GN", game_name),
+                       ("C", comment)):
     if value is not None:
       root.set(ident, value)
   if record.handicap:
@@ -403,13 +435,17 @@ def to_sgf(record: GameRecord) -> bytes:
     root.set_setup_stones(
         [_action_to_point(a, size) for a in record.setup_black],
         [_action_to_point(a, size) for a in record.setup_white])
-  for colour, action in record.moves:
+  for i, (colour, action) in enumerate(record.moves):
     node = game.extend_main_sequence()
     letter = _COLOUR_LETTER[colour]
     if action == size * size:
       node.set_raw(letter, b"")  # FF[4] pass; sgfmill would write "tt"
     else:
       node.set(letter, _action_to_point(action, size))
+    if move_comments is not None and move_comments[i]:
+      node.set("C", move_comments[i])
+    if black_winrates is not None and black_winrates[i] is not None:
+      node.set_raw("SBKV", f"{100.0 * float(black_winrates[i]):.2f}".encode())
   return game.serialise()
 
 

@@ -28,15 +28,26 @@ class GameResults:
     returns: float32 `[B, 2]`, each player's total reward (+1 / 0 / -1).
     lengths: int32 `[B]`, moves played.
     terminated: bool `[B]`, False only for games stopped by `max_moves`.
+    moves, winrates, visits, scores: only with `play(..., record=True)`,
+      else None: int32 `[B, T]` actions ply by ply (`T` the game's move
+      cap, -1 after a game's end); float32 `[B, T]` the mover's search
+      winrate of each move (NaN where its agent is no `AnalysedAgent`);
+      int32 `[B, T]` its root visits (-1 there); float32 `[B]` the final
+      score of finished games (`state.score`, NaN for games `max_moves`
+      stopped).
   """
   returns: chex.Array
   lengths: chex.Array
   terminated: chex.Array
+  moves: Optional[chex.Array] = None
+  winrates: Optional[chex.Array] = None
+  visits: Optional[chex.Array] = None
+  scores: Optional[chex.Array] = None
 
 
 def play(game: game_base.Game, agents: Tuple[Agent, Agent],
          key: chex.PRNGKey, *, num_games: int,
-         max_moves: int | None = None) -> GameResults:
+         max_moves: int | None = None, record: bool = False) -> GameResults:
   """Plays `num_games` games, `agents[0]` as player 0, `agents[1]` as 1.
 
   Each loop iteration gives each seat one half-move in the games where it is
@@ -50,27 +61,58 @@ def play(game: game_base.Game, agents: Tuple[Agent, Agent],
     num_games: batch size B >= 1.
     max_moves: stop unfinished games after this many loop iterations (each
       iteration is one move per seat); None plays every game to its end.
+    record: also keep each game's moves and, from an `AnalysedAgent`, its
+      search's winrate and visits (`GameResults`), for game records; the
+      games are the ones played without it. Needs a game with a move cap
+      (`move_cap`, Go).
   """
   check_int("num_games", num_games, 1)
   check_int("max_moves", max_moves, 1, optional=True)
+  cap = getattr(game, "move_cap", None)
+  if record and cap is None:
+    raise ValueError(f"play: record=True needs a game with a move cap "
+                     f"(Go), got {game!r}")
 
-  def both_seats(t, states, seat_keys, total):
+  def both_seats(t, states, seat_keys, carry):
     del t
+    total, rec = carry
     for seat, (agent, k) in enumerate(zip(agents, seat_keys)):
-      actions = agent(states, k)
+      analyse = getattr(agent, "analyse", None) if record else None
+      if analyse is not None:
+        actions, winrate, visits = analyse(states, k)
+      else:
+        actions = agent(states, k)
+        winrate = jnp.full(num_games, jnp.nan, jnp.float32)
+        visits = jnp.full(num_games, -1, jnp.int32)
       moving = (states.current_player == seat) & ~states.terminated
+      if rec is not None:
+        # The ply of each moving game; others write out of bounds: dropped.
+        ply = jnp.where(moving, states.step_count, cap)
+        rows = jnp.arange(num_games)
+        rec = tuple(r.at[rows, ply].set(v.astype(r.dtype), mode="drop")
+                    for r, v in zip(rec, (actions, winrate, visits)))
       stepped = jax.vmap(game.step)(states, actions)
       total = total + jnp.where(moving[:, None], stepped.rewards, 0.0)
       states = game_base.select(moving, stepped, states)
-    return states, total
+    return states, (total, rec)
 
   @jax.jit
   def run(key):
-    states, total, _ = play_loop(game, both_seats, key, num_games=num_games,
-                                 carry=seat_rewards(num_games),
-                                 max_rounds=max_moves)
-    return GameResults(returns=total, lengths=states.step_count,
-                       terminated=states.terminated)
+    rec = None
+    if record:
+      rec = (jnp.full((num_games, cap), -1, jnp.int32),
+             jnp.full((num_games, cap), jnp.nan, jnp.float32),
+             jnp.full((num_games, cap), -1, jnp.int32))
+    states, (total, rec), _ = play_loop(
+        game, both_seats, key, num_games=num_games,
+        carry=(seat_rewards(num_games), rec), max_rounds=max_moves)
+    results = GameResults(returns=total, lengths=states.step_count,
+                          terminated=states.terminated)
+    if record:
+      results = results.replace(
+          moves=rec[0], winrates=rec[1], visits=rec[2],
+          scores=jnp.where(states.terminated, states.score, jnp.nan))
+    return results
 
   return run(key)
 

@@ -405,8 +405,9 @@ def network_agent(game: game_base.Game, evaluate: EvaluateFn,
                   config: AlphaZeroSearchConfig | AlphaZeroStatic,
                   *, for_evaluation: bool = True,
                   params: AlphaZeroParams | None = None) -> base.Agent:
-  """Network + search as an `Agent`; noise and sampling off by default
-  (on the config's own params or on `params`)."""
+  """Network + search as an `Agent` (an `AnalysedAgent`: winrate from the
+  search's root value); noise and sampling off by default (on the config's
+  own params or on `params`)."""
   if for_evaluation:
     if isinstance(config, AlphaZeroSearchConfig):
       config = config.for_evaluation()
@@ -416,10 +417,13 @@ def network_agent(game: game_base.Game, evaluate: EvaluateFn,
                                       AlphaZeroStatic, AlphaZeroParams)
   static.num_considered_actions(game)  # Fail here, not inside a trace.
 
-  def agent(states, key):
-    return alphazero_search(game, evaluate, variables, key, states,
-                            config=static, params=params).action
-  return agent
+  def analyse(states, key):
+    out = alphazero_search(game, evaluate, variables, key, states,
+                           config=static, params=params)
+    # The root value in [-1, 1] (mover's view) as a winrate.
+    winrate = jnp.clip((out.root_value + 1.0) / 2.0, 0.0, 1.0)
+    return out.action, winrate, out.visit_counts.sum(-1)
+  return base.AnalysedAgent(analyse)
 
 
 def policy_agent(game: game_base.Game, evaluate: EvaluateFn,

@@ -13,6 +13,7 @@ from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
 
 from alphago_jax.core.types import Agent  # noqa: F401  (re-exported)
+from alphago_jax.core.types import AnalysedAgent  # noqa: F401  (re-exported)
 from alphago_jax.core.types import CarryingAgentFn
 
 

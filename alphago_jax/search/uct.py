@@ -234,10 +234,14 @@ def uct_search(game: game_base.Game, key: chex.PRNGKey,
 
 def uct_agent(game: game_base.Game, config: UCTConfig | UCTStatic,
               params: UCTParams | None = None) -> base.Agent:
-  """UCT as an `Agent`: (states `[B]`, key) -> actions `[B]`."""
+  """UCT as an `Agent`: (states `[B]`, key) -> actions `[B]`; an
+  `AnalysedAgent` whose winrate is the chosen move's mean result."""
   config, params = params_lib.resolve(config, params, UCTConfig, UCTStatic,
                                      UCTParams)
 
-  def agent(states, key):
-    return uct_search(game, key, states, config=config, params=params).action
-  return agent
+  def analyse(states, key):
+    out = uct_search(game, key, states, config=config, params=params)
+    # The chosen move's mean result, the mover's view (draws count half).
+    winrate = jnp.take_along_axis(out.win_rates, out.action[:, None], 1)[:, 0]
+    return out.action, winrate, out.visit_counts.sum(-1)
+  return base.AnalysedAgent(analyse)

@@ -74,32 +74,40 @@ def forfeits(outcomes):
   return int(lost.sum()), int((outcomes.forfeited & ~lost).sum())
 
 
-def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0):
-  """One SGF per game, named by level, index and our colour; written to a
-  temporary name and renamed, so a killed run leaves no partial file.
+def _write_sgfs(folder, game, outcomes, level, name, gnugo_seed=0,
+                seed=None):
+  """One SGF per game (`games.match_sgf`: players, result, rules, the
+  match's key seed and the game's GNU Go seed in the root comment), named
+  by level, index and our colour; written to a temporary name and renamed,
+  so a killed run leaves no partial file.
 
   A game not played to the end (its GNU Go died or refused a move) goes,
-  with no result, into `unplayed/` with the moves up to the failure and
-  GNU Go's seed in its name, so the failure can be replayed."""
+  with no result (`Void`), into `unplayed/` with the moves up to the
+  failure and GNU Go's seed in its name, so the failure can be replayed."""
   # pylint: disable=import-outside-toplevel
   from alphago_jax.core.atomic_files import write_atomic
+  from alphago_jax.evaluation.ablation_report import GNUGO_FLAGS
+  from alphago_jax.games import match_sgf
   os.makedirs(folder, exist_ok=True)
   for i, moves in enumerate(outcomes.moves):
     unplayed = bool(outcomes.unplayed[i])
     black = bool(outcomes.agent_black[i])
-    ours = f"network ({name})"
-    theirs = f"GNU Go level {level}" + (
-        f" (seed {gnugo_seed + i})" if unplayed else "")
-    record = sgf.record_from_actions(
-        game, moves[moves >= 0],
-        result=game_result(outcomes, i),
-        black_name=ours if black else theirs,
-        white_name=theirs if black else ours)
+    ours = match_sgf.Player(f"network ({name})")
+    theirs = match_sgf.Player(
+        f"GNU Go level {level}" + (f" (seed {gnugo_seed + i})" if unplayed
+                                   else ""),
+        {"level": level, "flags": GNUGO_FLAGS})
+    played = match_sgf.PlayedGame(
+        game=game, actions=moves, black=ours if black else theirs,
+        white=theirs if black else ours,
+        result=game_result(outcomes, i) or match_sgf.result_text("unplayed"),
+        seed=seed, match=f"policy vs GNU Go level {level}", index=i,
+        settings={"gnugo_seed": gnugo_seed + i})
     where = os.path.join(folder, "unplayed") if unplayed else folder
     os.makedirs(where, exist_ok=True)
     path = os.path.join(
         where, f"level{level}-{i:03d}-{'black' if black else 'white'}.sgf")
-    write_atomic(path, sgf.to_sgf(record))
+    write_atomic(path, played.sgf())
 
 
 def main(argv=None):
@@ -209,7 +217,7 @@ def main(argv=None):
                     for m in outcomes.moves[played]})
     if args.sgf_dir:
       _write_sgfs(args.sgf_dir, game, outcomes, level, name=how,
-                  gnugo_seed=gnugo_seed)
+                  gnugo_seed=gnugo_seed, seed=args.seed + i)
     wins, draws, losses = result.wins, result.draws, result.losses
     n = result.games
     lo, hi = wilson_interval(wins, n) if n else (float("nan"),) * 2
