@@ -210,6 +210,9 @@ def test_superko_hash_of_a_capture_subtracts_the_captured_chain(mover):
 
   assert not legal_with_seen(after.zobrist)
   assert legal_with_seen(before.zobrist)  # a repeat of another position
+  # The hash is 64 bits: sharing one of its two 32-bit words is no repeat.
+  assert legal_with_seen(after.zobrist.at[0].add(1))
+  assert legal_with_seen(after.zobrist.at[1].add(1))
   assert bool(before.legal_action_mask[c5])
 
 

@@ -91,6 +91,10 @@ def run_target(target, exclude, python, out_dir: Path, cosmic_ray: str,
   work = ROOT / "build" / "mutation" / name
   tree = work / "tree"
   copy_tree(tree)
+  (work / "started.json").write_text(json.dumps({
+      "commit": git("rev-parse", "HEAD"),
+      "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+      "date": datetime.date.today().isoformat()}))
   cache = work / "xla-cache"
   cache.mkdir(parents=True, exist_ok=True)
   session = work / "session.sqlite"
@@ -158,6 +162,28 @@ def run_target(target, exclude, python, out_dir: Path, cosmic_ray: str,
                  env=env, check=True)
   exec_s = time.time() - start
 
+  return collect(target, python, out_dir, baseline_s, exec_s)
+
+
+def collect(target, python, out_dir: Path, baseline_s=None, exec_s=None):
+  """The summary of a target's session (also of one stopped part way:
+  its unfinished mutants are counted as `not run`)."""
+  from cosmic_ray.work_db import use_db
+  from cosmic_ray.work_item import WorkerOutcome
+
+  name = target["name"]
+  work = ROOT / "build" / "mutation" / name
+  session = work / "session.sqlite"
+  source = (work / "tree" / target["module"]).read_text()
+  functions = function_spans(source, all_functions(source))
+  population = 0
+  with use_db(str(session)) as db:
+    not_run = sum(1 for _ in db.pending_work_items)
+    for _, result in db.completed_work_items:
+      if (result.worker_outcome != WorkerOutcome.SKIPPED
+          or result.output == "not sampled"):
+        population += 1
+  population += not_run
   mutants = []
   with use_db(str(session)) as db:
     for item, result in db.completed_work_items:
@@ -178,8 +204,8 @@ def run_target(target, exclude, python, out_dir: Path, cosmic_ray: str,
           "id": item.job_id[:12], "operator": m.operator_name,
           "occurrence": m.occurrence, "line": m.start_pos[0],
           "function": next((f for f, (a, b) in sorted(
-              function_spans(source, all_functions(source)).items(),
-              key=lambda kv: kv[1][0] - kv[1][1])
+              functions.items(),
+              key=lambda kv: kv[1][1] - kv[1][0])
                             if a <= m.start_pos[0] <= b), None),
           "status": status, "diff": result.diff})
   mutants.sort(key=lambda r: (r["line"], r["operator"], r["occurrence"]))
@@ -189,13 +215,13 @@ def run_target(target, exclude, python, out_dir: Path, cosmic_ray: str,
   summary = {
       "target": name, "module": target["module"],
       "functions": target.get("functions", []),
-      "tests": target["tests"], "timeout_s": timeout,
-      "population": len(population), "sample": target.get("sample"),
+      "tests": target["tests"], "timeout_s": target.get("timeout", 120),
+      "population": population, "sample": target.get("sample"),
+      "not_run": not_run,
       "generated": len(mutants), **counts,
-      "baseline_s": round(baseline_s, 1), "run_s": round(exec_s, 1),
-      "commit": git("rev-parse", "HEAD"),
-      "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-      "date": datetime.date.today().isoformat(),
+      "baseline_s": baseline_s and round(baseline_s, 1),
+      "run_s": exec_s and round(exec_s, 1),
+      **json.loads((work / "started.json").read_text()),
       "cosmic_ray": cosmic_ray_version(),
       "mutants": mutants,
   }
@@ -229,14 +255,14 @@ def cosmic_ray_version():
 
 
 def table(summaries):
-  lines = ["| target | module | mutants (of) | killed | timed out | "
-           "survived | other | run (s) |", "|---|---|---|---|---|---|---|---|"]
+  lines = ["| target | module | run (of) | killed | timed out | "
+           "survived | other | not run |", "|---|---|---|---|---|---|---|---|"]
   for s in summaries:
     other = s["incompetent"] + s["error"]
     lines.append(f"| {s['target']} | `{s['module']}` | {s['generated']} "
                  f"({s['population']}) | "
                  f"{s['killed']} | {s['timeout']} | {s['survived']} | "
-                 f"{other} | {s['run_s']:.0f} |")
+                 f"{other} | {s.get('not_run', 0)} |")
   return "\n".join(lines)
 
 
@@ -250,6 +276,8 @@ def main(argv=None):
       "targets.toml")))
   parser.add_argument("--count", action="store_true",
                       help="only count each target's mutants")
+  parser.add_argument("--collect", action="store_true",
+                      help="only summarize the targets' sessions as they are")
   parser.add_argument("--table", action="store_true",
                       help="only print the table of the saved results")
   args = parser.parse_args(argv)
@@ -260,6 +288,9 @@ def main(argv=None):
   if args.table:
     print(table([json.loads((out / f"{t['name']}.json").read_text())
                  for t in targets if (out / f"{t['name']}.json").exists()]))
+    return
+  if args.collect:
+    print(table([collect(t, None, out) for t in targets]))
     return
   python = args.python or (str(ROOT / ".venv" / "bin" / "python")
                            if (ROOT / ".venv" / "bin" / "python").exists()
