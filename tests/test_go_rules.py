@@ -178,6 +178,44 @@ def test_positional_superko_bans_a_repeat_that_simple_ko_allows():
   assert diff.tolist() == [22]
 
 
+@pytest.mark.parametrize("mover", [go_lib.BLACK, go_lib.WHITE])
+def test_superko_hash_of_a_capture_subtracts_the_captured_chain(mover):
+  """A capture whose resulting position was seen is banned, one that was
+  not is not: the candidate's hash must remove the captured two-stone
+  chain, of the right colour, the corner's (chain id 0) included. The
+  seen position is hashed independently, from its stones
+  (`from_board`)."""
+  game = Go(size=5)
+  me, them = ("X", "O") if mover == go_lib.BLACK else ("O", "X")
+  before = game.from_ascii(f"""
+      {them}{them}...
+      {me}{me}{me}..
+      .....
+      .....
+      .....""".replace(" ", ""), to_play=mover)
+  # Playing C5 takes A5-B5: the result, set up from its stones.
+  after = game.from_ascii(f"""
+      ..{me}..
+      {me}{me}{me}..
+      .....
+      .....
+      .....""".replace(" ", ""))
+  c5 = game.vertex_to_action("C5")
+
+  def legal_with_seen(seen_hash):
+    history = before.hash_history.at[1].set(seen_hash)
+    mask = game._legal_mask(before.board, before.zobrist, history,
+                            jnp.int32(1), jnp.int16(-1), jnp.int32(mover))
+    return bool(mask[c5])
+
+  assert not legal_with_seen(after.zobrist)
+  assert legal_with_seen(before.zobrist)  # a repeat of another position
+  # The hash is 64 bits: sharing one of its two 32-bit words is no repeat.
+  assert legal_with_seen(after.zobrist.at[0].add(1))
+  assert legal_with_seen(after.zobrist.at[1].add(1))
+  assert bool(before.legal_action_mask[c5])
+
+
 # -- Scoring, ending, absorbing ----------------------------------------------
 
 @pytest.mark.parametrize("text,komi,expected", [
