@@ -254,7 +254,10 @@ def test_rollout_preset_plays_the_argmax_of_p_pi(name, size):
                                                jax.random.key(0))
   # Independently: p_pi's own policy on a playout of the position, told
   # the last move, the eye rule of its rollouts, argmax over the rest.
-  policy = rollout_policy.load_policy(preset.directory())
+  # The full recomputation of p_pi's features (the reference the
+  # incremental features the preset plays with are proven equal to).
+  policy = dataclasses.replace(
+      rollout_policy.load_policy(preset.directory()), incremental=False)
   playout = go_patterns.playout_for(size)
   last = game.vertex_to_action(ATARI_MOVES[-1])
   rolled = playout.init(jax.random.key(0), state).replace(
@@ -299,5 +302,8 @@ def test_a_game_gnugo_failed_in_is_kept_unscored_for_replay(tmp_path):
   (name,) = os.listdir(tmp_path / "unplayed")
   assert name == "level10-001-white.sgf"
   cut = sgf.parse_sgf((tmp_path / "unplayed" / name).read_bytes())
-  assert cut.result is None and [a for _, a in cut.moves] == [7, 13]
+  # SGF's "no result" (RE[Void]): neither a winner nor a score.
+  assert cut.result == "Void" and cut.winner is None
+  assert sgf.result_score(cut.result) is None
+  assert [a for _, a in cut.moves] == [7, 13]
   assert cut.black_name == "GNU Go level 10 (seed 101)"
