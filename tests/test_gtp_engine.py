@@ -1225,8 +1225,12 @@ def _transposed(vertex):
   return f"{vertex_codec.COLUMNS[int(vertex[1:]) - 1]}{col}"
 
 
+# The same ensembling code in both; the ladder network also reads its
+# ladder planes in play (their symmetry: tests/test_ladders.py), at about
+# three times the cost, so it is in the slow suite.
 @pytest.mark.parametrize("name", [
-    "sl-policy-19x19-long-ensemble", "sl-policy-19x19-ladders-ensemble"])
+    "sl-policy-19x19-long-ensemble",
+    pytest.param("sl-policy-19x19-ladders-ensemble", marks=pytest.mark.slow)])
 def test_ensemble_preset_is_symmetric(name):
   """The ensemble player's policy is the mean over the 8 symmetries, so it
   commutes with them: the position reflected in the main diagonal gets

@@ -267,23 +267,18 @@ def test_a_parent_that_cannot_be_verified_is_refused_by_name(tmp_path):
     check(altered)
 
 
-def test_rollout_policy_and_value_net_runs_record_their_identity(
-    tmp_path, capsys):
+def test_value_net_runs_on_records_record_their_identity(tmp_path, capsys):
+  # (The rollout-policy run's record: tests/test_rollout_policy.py.)
   need(PRO)
   common = ["--quick", "--size", "9", "--min-rank", "none", "--cache",
             tmp_path / "cache", "--fractions", "0.8", "0.1", "0.1"]
-  rollout, value = tmp_path / "rollout", tmp_path / "value"
-  status, _, err = run_cli(capsys, "train", "rollout-policy", "--data", PRO,
-                           "--output", rollout, "--pattern-bits", "10",
-                           "--response-bits", "10", *common)
-  assert status == 0, err[-3000:]
+  value = tmp_path / "value"
   status, _, err = run_cli(capsys, "train", "value-net", "--kgs", PRO,
                            "--output", value, *common)
   assert status == 0, err[-3000:]
   cache = _cache(tmp_path / "cache", fractions=(0.8, 0.1, 0.1))
   want, files = held_out.run_files(cache)
-  for run in (rollout, value):
-    saved = json.loads((run / "config.json").read_text())
-    assert saved[held_out.IDENTITY_KEY] == want[held_out.IDENTITY_KEY], run
-    assert json.loads((run / held_out.GAMES_FILE).read_text()) == files[
-        held_out.GAMES_FILE]
+  saved = json.loads((value / "config.json").read_text())
+  assert saved[held_out.IDENTITY_KEY] == want[held_out.IDENTITY_KEY]
+  assert json.loads((value / held_out.GAMES_FILE).read_text()) == files[
+      held_out.GAMES_FILE]

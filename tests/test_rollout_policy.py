@@ -480,6 +480,19 @@ def test_rollout_policy_and_eval_commands_and_the_cli_repeat(tmp_path):
   saved = json.loads((out / "config.json").read_text())
   assert saved["kind"] == model_lib.KIND and saved["step"] == 60
   assert saved["dataset"]["limit"] == 300
+  # The run records its data's identity and held-out games, as the cache
+  # it trained on gives them (data.held_out).
+  from alphago_jax import data as data_lib  # pylint: disable=import-outside-toplevel
+  from alphago_jax.data import held_out  # pylint: disable=import-outside-toplevel
+  cache = data_lib.prepare(PRO, str(tmp_path / "cache"),
+                           data_lib.DatasetConfig(
+                               filters=data_lib.Filters(size=9,
+                                                        min_rank=None),
+                               limit=300))
+  want, files = held_out.run_files(cache)
+  assert saved[held_out.IDENTITY_KEY] == want[held_out.IDENTITY_KEY]
+  assert json.loads((out / held_out.GAMES_FILE).read_text()) == files[
+      held_out.GAMES_FILE]
   records = read_metrics(out / "metrics.jsonl")
   assert records[-1]["loss"] < records[0]["loss"]
   assert_eval_policy_result(evaluated, 200)
