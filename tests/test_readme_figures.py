@@ -807,3 +807,19 @@ def test_value_data_benchmark_figures_are_its_committed_output():
   quoted("{} network evaluations/s against {} for", evals, fwd, text=text)
   quoted("ratio={} ({} at {} games)", result["ratio"], rows[min(rows)][3],
          min(rows), text=text)
+
+
+def test_suite_time_is_the_committed_ci_run():
+  """The testing guide's suite size and time are the committed clean-clone
+  run's (`docs/results/ci-run.txt`), and that run was under 12 minutes of
+  tests with nothing skipped."""
+  run = _read("docs", "results", "ci-run.txt")
+  passed, seconds = re.search(r"^=+ (\d+) passed in ([\d.]+)s \(", run,
+                              re.M).groups()
+  assert float(seconds) < 12 * 60
+  assert f"check_junit: {passed} test cases, none skipped" in run
+  commit = re.search(r"\.ci/run +# at commit ([0-9a-f]{7,})", run).group(1)
+  minutes = f"{int(float(seconds)) // 60}:{int(float(seconds)) % 60:02d}"
+  assert (f"at commit {commit} on 2 cores with nothing else running: "
+          f"{passed} passed in {minutes} of tests") in _flat(
+              _read("docs", "guides", "testing.md"))
