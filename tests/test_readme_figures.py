@@ -823,3 +823,16 @@ def test_suite_time_is_the_committed_ci_run():
   assert (f"at commit {commit} on 2 cores with nothing else running: "
           f"{passed} passed in {minutes} of tests") in _flat(
               _read("docs", "guides", "testing.md"))
+
+
+def test_incremental_rollout_speed_is_the_committed_benchmark():
+  """go.md's p_pi speed is the committed benchmark output's RESULT line."""
+  out = _read("docs", "results", "rollouts-pattern-benchmark.txt")
+  result = dict(re.findall(r"(\w+)=(\S+)", out.strip().splitlines()[-1]))
+  text = _flat(_read("docs", "results", "go.md"))
+  nine, nineteen = (result[f"pattern_us_per_move_core_{n}x{n}"]
+                    for n in (9, 19))
+  assert (f"p_π incremental {float(nine):.1f} µs per move per core on 9×9"
+          in text), nine
+  assert f"and {float(nineteen):.1f} on 19×19" in text, nineteen
+  assert f"random playouts {result['random_us_per_move_core_9x9']}" in text
