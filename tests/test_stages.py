@@ -177,7 +177,7 @@ def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
   rl_policy = os.path.join(EXPERIMENTS, "rl_policy.py")
   trained, repeated, extended = run_mains([
       (rl_policy, ["--quick", "--iterations", "2", "--eval-games", "8",
-                   "--output", out]),
+                   "--sgf-games", "2", "--sgf-every", "1", "--output", out]),
       (CLI, ["train", "--from-run", out, "--output", again]),
       (CLI, ["train", "--resume", again, "--iterations", "3"])], devices=1)
   assert trained.returncode == 0, trained.stderr[-3000:]
@@ -187,6 +187,16 @@ def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
   assert repeated.stdout.strip().splitlines()[-1] == result
   configs = [json.loads((d / "config.json").read_text()) for d in (out, again)]
   assert configs[0]["config"] == configs[1]["config"]
+  assert configs[0]["config"]["sgf_games"] == 2
+  # Two self-play games of each iteration and the closing match's eight,
+  # written alike by the repeated run.
+  names = sorted(os.listdir(out / "games"))
+  assert names == sorted(
+      [f"iteration-{i:06d}-{k:04d}.sgf" for i in (0, 1) for k in (0, 1)]
+      + [f"p-rho-vs-p-sigma-iteration-000002-{k:04d}.sgf" for k in range(8)])
+  for name in names:
+    assert (out / "games" / name).read_bytes() == (
+        again / "games" / name).read_bytes(), name
   assert configs[0]["iterations"] == 2 and configs[1]["iterations"] == 3
   options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
   assert (options["iterations"], options["games"], options["optimizer"],
