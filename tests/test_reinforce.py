@@ -262,6 +262,19 @@ for d in range(2):
 np.testing.assert_allclose(float(loss), expect_loss, rtol=1e-4, atol=1e-6)
 jax.tree.map(lambda a, b: np.testing.assert_allclose(
     np.asarray(a), np.asarray(b), rtol=2e-3, atol=1e-6), grads, expect)
+# The SGF sample over the mesh: the same games, the first device's 3
+# written (2 with p_rho Black), each replaying legally.
+import dataclasses, os, tempfile
+from alphago_jax.games import sgf
+sampled = dataclasses.replace(config, sgf_games=3)
+_, sample_info = rl.make_iteration(sampled, mesh=mesh).play(state)
+assert np.array_equal(np.asarray(sample_info["z"]), z)
+folder = tempfile.mkdtemp()
+paths = rl.SelfPlaySgf(folder, sampled, games=3).write(state, sample_info)
+assert len(paths) == 3, paths
+for path in paths:
+  record = sgf.parse_sgf(open(path, "rb").read())
+  sgf.record_to_states(record, config.game)
 # The step applies it: plain SGD moves the parameters by -lr x gradient.
 before = jax.device_get(state.params)
 new, metrics = it.apply(state, (loss, grads), info)
