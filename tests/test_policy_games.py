@@ -3,6 +3,7 @@ legally through the engine to the same score, never filling an own eye and
 ending within the cap."""
 
 import functools
+import os
 
 import jax
 import jax.numpy as jnp
@@ -134,6 +135,63 @@ def test_record_holds_player_a_moves(played):
   assert not rec.valid[plies:].any()
 
 
+def test_moves_only_record_is_the_full_records_games(played):
+  # The same key plays the same games whether A's planes are recorded,
+  # only the moves, or nothing.
+  _, outcome, rec = jax.device_get(played)
+  net = PolicyNet(MODEL)
+  va = init_policy_variables(net, jax.random.key(0))
+  vb = init_policy_variables(net, jax.random.key(1))
+  for record in ("moves", False):
+    play = pg.make_play_fn(GAME, (MODEL, MODEL), num_games=NUM_GAMES,
+                           record=record)
+    _, again, moves = play(va, vb, jax.random.key(2), jnp.float32(1.0))
+    np.testing.assert_array_equal(again.score, outcome.score)
+    np.testing.assert_array_equal(again.lengths, outcome.lengths)
+    if record:
+      assert moves.planes is None and moves.masks is None
+      np.testing.assert_array_equal(moves.moves, rec.moves)
+    else:
+      assert moves is None
+  with pytest.raises(ValueError, match="record must be"):
+    pg.play_games(GAME, (MODEL, MODEL), (va, vb), jax.random.key(0),
+                  num_games=2, record="planes")
+
+
+def test_policy_match_writes_games_that_replay_to_their_results(tmp_path):
+  from alphago_jax.games import match_sgf, sgf  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games.go import BLACK  # pylint: disable=import-outside-toplevel
+  net = PolicyNet(MODEL)
+  va = init_policy_variables(net, jax.random.key(0))
+  vb = init_policy_variables(net, jax.random.key(1))
+  key = jax.random.key(3)
+  kwargs = dict(games_per_colour=3, batch_games=4, game=GAME, max_moves=30)
+  plain = pg.policy_match(MODEL, va, MODEL, vb, key, **kwargs)
+  names = pg.SgfNames(match="p-rho-vs-p-sigma",
+                      player_a=match_sgf.Player("p_rho"),
+                      player_b=match_sgf.Player("p_sigma"), seed=9)
+  folder = tmp_path / "games"
+  written = pg.policy_match(MODEL, va, MODEL, vb, key, sgf_dir=str(folder),
+                            sgf=names, **kwargs)
+  assert written == plain  # recording the moves changes no game
+  files = sorted(os.listdir(folder))
+  assert files == [f"p-rho-vs-p-sigma-{i:04d}.sgf" for i in range(6)]
+  wins = 0
+  for name in files:
+    record = sgf.parse_sgf((folder / name).read_bytes(), source=name)
+    assert {record.black_name, record.white_name} == {"p_rho", "p_sigma"}
+    assert record.rules == "Tromp-Taylor, simple ko"
+    _, states = sgf.record_to_states(record, GAME)
+    last = jax.tree.map(lambda x: x[-1], states)
+    score = (float(last.score) if bool(last.terminated)
+             else float(GAME.area_score(last)))
+    assert score == sgf.result_score(record.result), name
+    assert bool(last.terminated) or len(record.moves) == 30
+    wins += record.winner == (BLACK if record.black_name == "p_rho"
+                              else 1 - BLACK)
+  assert wins == plain["wins"]
+
+
 def test_bad_arguments_raise():
   with pytest.raises(ValueError, match="num_games"):
     pg.play_games(GAME, (MODEL, MODEL), (None, None), jax.random.key(0),
@@ -187,6 +245,13 @@ on_one = jax.device_put(vb, jax.devices()[0])
 again = pg.policy_match(model, on_mesh, model, on_one, key,
                         games_per_colour=3, mesh=mesh)
 assert again == r, (again, r)
+# Its games as SGFs over the mesh (the moves gathered from both devices):
+# the same match, six files.
+import os, tempfile
+folder = tempfile.mkdtemp()
+assert pg.policy_match(model, va, model, vb, key, games_per_colour=3,
+                       mesh=mesh, sgf_dir=folder) == r
+assert len(os.listdir(folder)) == 6
 print("OK")
 """
 

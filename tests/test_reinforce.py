@@ -119,6 +119,13 @@ def test_quick_command_beats_its_starting_network(tmp_path):
   assert {"win_rate", "mean_length", "loss", "grad_norm"} <= set(records[0])
   model, variables, step = rl.load_rl_policy(tmp_path / "checkpoints")
   assert model == MODEL and step == 12 and "Conv_0" in variables["params"]
+  # The match's games, one SGF each, p_ρ Black in the first half.
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  games = sorted(os.listdir(tmp_path / "games"))
+  assert games == [f"p-rho-vs-p-sigma-iteration-000012-{k:04d}.sgf"
+                   for k in range(128)]
+  first = sgf.parse_sgf((tmp_path / "games" / games[0]).read_bytes())
+  assert first.black_name == "p_rho iteration 12" and first.result
   # A resumed call may skip the match; the run keeps its own count.
   out = io.StringIO()
   with contextlib.redirect_stdout(out):
@@ -145,6 +152,40 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
   assert step == 4
   jax.tree.map(np.testing.assert_array_equal, _copy(whole.params),
                _copy(variables["params"]))
+
+
+def test_self_play_sample_is_written_and_changes_no_game(tmp_path):
+  # 4 games of every 2nd iteration as SGF: the same run as without
+  # (equal parameters after 3 iterations), and the games replay legally to
+  # their recorded results under the run's rules. Off, nothing is written.
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  import dataclasses  # pylint: disable=import-outside-toplevel
+  sampled = dataclasses.replace(CONFIG, sgf_games=4, sgf_every=2)
+  assert "sgf_games" not in CONFIG.to_json()  # off: configs unchanged
+  assert rl.ReinforceConfig.from_json(sampled.to_json()) == sampled
+  plain, _ = rl.train_reinforce(CONFIG, seed=3, num_iterations=3,
+                                output_dir=str(tmp_path / "plain"))
+  written, _ = rl.train_reinforce(sampled, seed=3, num_iterations=3,
+                                  output_dir=str(tmp_path / "sgf"))
+  jax.tree.map(np.testing.assert_array_equal, _copy(plain.params),
+               _copy(written.params))
+  assert not (tmp_path / "plain" / "games").exists()
+  folder = tmp_path / "sgf" / "games"
+  assert sorted(os.listdir(folder)) == [
+      f"iteration-{i:06d}-{k:04d}.sgf" for i in (0, 2) for k in range(4)]
+  game = CONFIG.game
+  for name in sorted(os.listdir(folder)):
+    record = sgf.parse_sgf((folder / name).read_bytes(), source=name)
+    k = int(name[-8:-4])
+    learner = record.black_name if k < 2 else record.white_name
+    assert learner.startswith("p_rho iteration"), (name, learner)
+    _, states = sgf.record_to_states(record, game)
+    last = jax.tree.map(lambda x: x[-1], states)
+    score = (float(last.score) if bool(last.terminated)
+             else float(game.area_score(last)))
+    assert score == sgf.result_score(record.result), name
+  with pytest.raises(ValueError, match="sgf_games"):
+    dataclasses.replace(CONFIG, sgf_games=33)
 
 
 def test_checkpoints_of_other_networks_are_refused(tmp_path):
@@ -221,6 +262,19 @@ for d in range(2):
 np.testing.assert_allclose(float(loss), expect_loss, rtol=1e-4, atol=1e-6)
 jax.tree.map(lambda a, b: np.testing.assert_allclose(
     np.asarray(a), np.asarray(b), rtol=2e-3, atol=1e-6), grads, expect)
+# The SGF sample over the mesh: the same games, the first device's 3
+# written (2 with p_rho Black), each replaying legally.
+import dataclasses, os, tempfile
+from alphago_jax.games import sgf
+sampled = dataclasses.replace(config, sgf_games=3)
+_, sample_info = rl.make_iteration(sampled, mesh=mesh).play(state)
+assert np.array_equal(np.asarray(sample_info["z"]), z)
+folder = tempfile.mkdtemp()
+paths = rl.SelfPlaySgf(folder, sampled, games=3).write(state, sample_info)
+assert len(paths) == 3, paths
+for path in paths:
+  record = sgf.parse_sgf(open(path, "rb").read())
+  sgf.record_to_states(record, config.game)
 # The step applies it: plain SGD moves the parameters by -lr x gradient.
 before = jax.device_get(state.params)
 new, metrics = it.apply(state, (loss, grads), info)

@@ -276,6 +276,50 @@ def test_train_writes_metrics_and_resumes_identically(tmp_path, capsys):
   assert "examples_s=" in err and "loss=" in err
 
 
+def test_sgf_games_are_the_games_played_and_replay_to_their_results(
+    tmp_path):
+  # 5x5 Go, 4 games an iteration, the first 3 finished kept as SGF: the
+  # same run as without them, and each game replays legally under our
+  # rules to its recorded result. Off, no games/ and no field in the JSON.
+  import re  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import config_codec  # pylint: disable=import-outside-toplevel
+  from alphago_jax.games import sgf  # pylint: disable=import-outside-toplevel
+  go5 = games.Go(size=5)
+  config = training.TrainConfig(
+      model=models.ResNetConfig(num_blocks=1, channels=8, value_hidden=8),
+      search=search.AlphaZeroSearchConfig(
+          num_simulations=4, max_num_considered_actions=4),
+      max_moves=go5.move_cap, num_games=4, random_opening_moves=2,
+      buffer_capacity=256, batch_size=16, gradient_steps=1)
+  recording = dataclasses.replace(config, sgf_games=3)
+  assert "sgf_games" not in config_codec.to_json(config)
+  assert config_codec.to_json(recording)["sgf_games"] == 3
+  plain, _ = training.train(go5, config, seed=2, num_iterations=2,
+                            output_dir=str(tmp_path / "plain"))
+  recorded, _ = training.train(go5, recording, seed=2, num_iterations=2,
+                               output_dir=str(tmp_path / "sgf"))
+  assert leaves_equal(plain, recorded)
+  assert not os.path.exists(tmp_path / "plain" / "games")
+  folder = tmp_path / "sgf" / "games"
+  names = sorted(os.listdir(folder))
+  assert [n[:16] for n in names] == ["iteration-000000"] * 3 + [
+      "iteration-000001"] * 3, names
+  for name in names:
+    data = (folder / name).read_bytes()
+    record = sgf.parse_sgf(data, source=name)
+    _, states = sgf.record_to_states(record, go5)
+    last = jax.tree.map(lambda x: x[-1], states)
+    if record.result.endswith("+R"):
+      assert not bool(last.terminated), name
+    else:
+      assert bool(last.terminated), name
+      assert float(last.score) == sgf.result_score(record.result), name
+    comments = re.findall(rb"C\[(winrate [01]\.\d\d visits \d+)\]", data)
+    assert comments, name  # the searched moves carry their statistics
+  with pytest.raises(ValueError, match="Go games only"):
+    recording.check_game(GAME)
+
+
 def tensorboard_scalars(logdir):
   """{tag: {step: value}} from every event file under `logdir`."""
   import struct

@@ -8,6 +8,7 @@ from typing import Any, Dict, Tuple
 from alphago_jax.core import config_codec
 from alphago_jax.core.checks import check_bool, check_int, check_positive
 from alphago_jax.games import base as game_base
+from alphago_jax.games.go import Go
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.search.alphazero import AlphaZeroSearchConfig
 
@@ -38,6 +39,11 @@ class TrainConfig:
     weight_decay: c in l = (z - v)^2 - pi^T log p + c ||theta||^2.
     save_buffer: include the replay buffer in checkpoints (needed for an
       identical continuation after resuming).
+    sgf_games: K, the first K finished self-play games of each iteration
+      written as SGF to `RUN/games/iteration-NNNNNN-KKKK.sgf` (Go only;
+      moves, result, each searched move's root value and visits). 0 (the
+      default) writes none and compiles the iteration without them; on,
+      the games played are the same.
   """
   model: ResNetConfig
   search: AlphaZeroSearchConfig
@@ -54,6 +60,7 @@ class TrainConfig:
   lr_decay: float = 0.1
   weight_decay: float = 1e-4
   save_buffer: bool = True
+  sgf_games: int = config_codec.omit_at_default(0)
 
   def __post_init__(self):
     if not isinstance(self.model, ResNetConfig):
@@ -88,10 +95,14 @@ class TrainConfig:
           f"self-play chunk (num_games * max_moves = "
           f"{self.num_games * self.max_moves})")
     check_bool("save_buffer", self.save_buffer)
+    check_int("sgf_games", self.sgf_games, 0)
 
   def check_game(self, game: game_base.Game) -> None:
     """Raises ValueError if this config cannot train on `game`."""
     self.search.num_considered_actions(game)
+    if self.sgf_games and not isinstance(game, Go):
+      raise ValueError(f"sgf_games={self.sgf_games}: SGF records Go games "
+                       f"only, this run plays {game.name}")
     if len(game.observation_shape) != 3:
       raise ValueError(f"{game.name}: observations must be [H, W, C], got "
                        f"{game.observation_shape}")

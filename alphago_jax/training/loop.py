@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from alphago_jax.core.checks import check_int
 from alphago_jax.games import base as game_base
+from alphago_jax.games import go as go_lib
+from alphago_jax.games import match_sgf
 from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
                                        make_network)
 from alphago_jax.training import host_loop
@@ -41,7 +45,7 @@ from alphago_jax.training.mesh import DATA_AXIS, check_mesh, make_mesh, replicat
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
-from alphago_jax.training.selfplay import self_play
+from alphago_jax.training.selfplay import SelfPlayGames, self_play
 from alphago_jax.training.stage import Stage, StageRun, register, run_stage
 from alphago_jax.training.state import TrainState, variables_of
 
@@ -90,7 +94,7 @@ def make_iteration(game: game_base.Game, config: TrainConfig, *,
 
 
 @functools.lru_cache(maxsize=16)
-def _make_iteration(game, config, mesh, augment):
+def _make_iteration(game, config, mesh, augment, record_games=False):
   config.check_game(game)
   _check_mesh(config, mesh)
   network = make_network(game, config.model)
@@ -117,12 +121,13 @@ def _make_iteration(game, config, mesh, augment):
   def iteration(state: TrainState):
     key = jax.random.wrap_key_data(state.key)
     key, play_key, train_key = jax.random.split(key, 3)
-    examples, valid, stats = self_play(
+    examples, valid, stats, *games = self_play(
         game, evaluate, variables_of(state), play_key,
         num_games=config.num_games, max_moves=config.max_moves,
         config=config.search,
         random_opening_moves=config.random_opening_moves,
-        constrain=constrain)
+        constrain=constrain, **(
+            {"record_games": True} if record_games else {}))
     buffer = replay_add(state.buffer, examples, valid)
     carry = (state.params, state.batch_stats, state.opt_state)
     carry, steps = jax.lax.scan(
@@ -139,13 +144,77 @@ def _make_iteration(game, config, mesh, augment):
                            opt_state=opt_state, buffer=buffer,
                            key=jax.random.key_data(key),
                            iteration=state.iteration + 1)
-    return new_state, metrics
+    return (new_state, metrics, *games)
 
   if mesh is None:
     return jax.jit(iteration)
   replicated = NamedSharding(mesh, PartitionSpec())
   return jax.jit(iteration, in_shardings=replicated,
                  out_shardings=replicated)
+
+
+def game_sgfs(game: go_lib.Go, config: TrainConfig, games: SelfPlayGames,
+              iteration: int) -> List[match_sgf.PlayedGame]:
+  """The first `config.sgf_games` finished games of a chunk as
+  `PlayedGame`s (`iteration-NNNNNN`, numbered by their place in the
+  chunk): the search's root value as the mover's winrate, its visits."""
+  g = jax.device_get(games)
+  player = match_sgf.Player("self-play", (
+      ("num_simulations", config.search.num_simulations),
+      ("iteration", iteration)))
+  settings = (("num_games", config.num_games),
+              ("max_moves", config.max_moves),
+              ("random_opening_moves", config.random_opening_moves))
+  out = []
+  for i in np.flatnonzero(g.finished)[:config.sgf_games]:
+    if g.resigned[i]:
+      result = match_sgf.result_text(
+          "resign", winner=go_lib.BLACK if g.outcome0[i] > 0
+          else go_lib.WHITE)
+    else:
+      result = match_sgf.result_text("score", score=float(g.score[i]))
+    played = g.actions[i] >= 0
+    out.append(match_sgf.PlayedGame(
+        game=game, actions=g.actions[i][played], black=player, white=player,
+        result=result, match=f"iteration-{iteration:06d}", index=int(i),
+        settings=settings,
+        winrates=np.clip((g.root_values[i][played] + 1.0) / 2.0, 0.0, 1.0),
+        visits=np.where(g.visits[i][played] >= 0, g.visits[i][played],
+                        np.nan)))
+  return out
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordingIteration:
+  """`iteration(state) -> (state, metrics)` that also writes the chunk's
+  first `config.sgf_games` finished games to `folder` as SGF
+  (`game_sgfs`). Its compiled program returns the games as well; the
+  games and the state are those of the plain iteration."""
+  compiled: Callable
+  game: go_lib.Go
+  config: TrainConfig
+  folder: str
+
+  def __call__(self, state: TrainState):
+    iteration = int(jax.device_get(state.iteration))
+    state, metrics, games = self.compiled(state)
+    if jax.process_index() == 0:
+      match_sgf.write_games(self.folder, game_sgfs(
+          self.game, self.config, games, iteration))
+    return state, metrics
+
+
+def _make_step(run: StageRun):
+  """The stage's step: the plain iteration, or with `sgf_games` and a run
+  directory the recording one."""
+  game, config = run.inputs.game, run.config
+  if not config.sgf_games or run.output_dir is None:
+    return make_iteration(game, config, mesh=run.mesh,
+                          augment=run.inputs.augment)
+  config.check_game(game)
+  return RecordingIteration(
+      _make_iteration(game, config, run.mesh, run.inputs.augment, True),
+      game, config, os.path.join(run.output_dir, match_sgf.GAMES_DIR))
 
 
 Evaluator = host_loop.Evaluator
@@ -177,9 +246,7 @@ TRAINING_STAGE = register(Stage(
     name="alphazero", config_type=TrainConfig,
     init=lambda run: init_train_state(run.inputs.game, run.config, run.seed,
                                       mesh=run.mesh),
-    make_step=lambda run, start: make_iteration(
-        run.inputs.game, run.config, mesh=run.mesh,
-        augment=run.inputs.augment),
+    make_step=lambda run, start: _make_step(run),
     architecture=lambda run: run.config.architecture(run.inputs.game),
     with_buffer=lambda run: run.config.save_buffer, loop_defaults=_loop_defaults))
 

@@ -23,6 +23,7 @@ history every move), komi 7.5, the engine's cap of `2 N²` moves.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
@@ -38,6 +39,7 @@ from alphago_jax.data import ladders as ladders_lib
 from alphago_jax.core.stats import wilson_interval
 from alphago_jax.games import go as go_lib
 from alphago_jax.games import go_features
+from alphago_jax.games import match_sgf
 from alphago_jax.play.arena import play_loop
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        symmetric_log_policy)
@@ -145,6 +147,9 @@ def policy_logits_fn(model: PolicyNetConfig, game: go_lib.Go, *,
 class GameRecord:
   """Player A's moves, ply by ply (`T` = the loop's ply cap, `H = B/2`).
 
+  With `record="moves"` only `moves` is kept (the other fields are None):
+  what a game's SGF needs, without A's planes and masks.
+
   Attributes:
     planes: uint8 `[T, H, N, N, C]`, A's input planes (A's features).
     actions: int32 `[T, H]`, the move A played.
@@ -154,11 +159,11 @@ class GameRecord:
     moves: int32 `[T, B]`, every game's move at each ply (both players;
       -1 once the game has ended), to replay the games.
   """
-  planes: chex.Array
-  actions: chex.Array
-  masks: chex.Array
-  valid: chex.Array
-  games: chex.Array
+  planes: Optional[chex.Array]
+  actions: Optional[chex.Array]
+  masks: Optional[chex.Array]
+  valid: Optional[chex.Array]
+  games: Optional[chex.Array]
   moves: chex.Array
 
 
@@ -199,7 +204,8 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                variables: Tuple[Any, Any], key: chex.PRNGKey, *,
                num_games: int, temperature: Union[Temperature, Tuple[
                    Temperature, Temperature]] = 1.0,
-               max_moves: Optional[int] = None, record: bool = False,
+               max_moves: Optional[int] = None,
+               record: Union[bool, str] = False,
                allow_pass: bool = False,
                states: Optional[go_lib.GoState] = None
                ) -> Tuple[go_lib.GoState, GameOutcome, Optional[GameRecord]]:
@@ -218,7 +224,10 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
       greedy with random tie-breaks (`sample_actions`); may be traced.
     max_moves: the ply cap (games it stops are scored as they stand).
     record: also return A's planes, moves and masks (`GameRecord`), for
-      REINFORCE; memory `T * B/2 * (C N² + A + 10)` bytes.
+      REINFORCE; memory `T * B/2 * (C N² + A + 10)` bytes. `"moves"`:
+      only every game's moves (`GameRecord.moves`, `4 T B` bytes), for
+      SGF records. Recording does not change the games: the same key
+      plays the same games with or without it.
     allow_pass: see `sensible_mask`.
     states: optional start positions `[B]` (default the empty board), all
       with the same player to move and none finished.
@@ -230,6 +239,9 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
       num_games < 2 or num_games % 2):
     raise ValueError(f"num_games must be an even integer >= 2, got "
                      f"{num_games!r}")
+  if record not in (False, True, "moves"):
+    raise ValueError(f"play_games: record must be False, True or \"moves\", "
+                     f"got {record!r}")
   for model in models:
     _check_model(game, model)
   cap = game.move_cap if max_moves is None else max_moves
@@ -274,7 +286,10 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                         jnp.concatenate([act_b, act_a]))
     running = ~states.terminated
     states = jax.vmap(game.step)(states, actions)
-    if rec is not None:
+    if rec is not None and rec.planes is None:
+      rec = rec.replace(
+          moves=rec.moves.at[t].set(jnp.where(running, actions, -1)))
+    elif rec is not None:
       rec = rec.replace(
           planes=rec.planes.at[t].set(planes_a),
           actions=rec.actions.at[t].set(act_a),
@@ -286,7 +301,11 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
     return states, rec
 
   rec = None
-  if record:
+  if record == "moves":
+    rec = GameRecord(planes=None, actions=None, masks=None, valid=None,
+                     games=None,
+                     moves=jnp.full((cap, num_games), -1, jnp.int32))
+  elif record:
     rec = GameRecord(
         planes=jnp.zeros((cap, half, n, n, c), jnp.uint8),
         actions=jnp.zeros((cap, half), jnp.int32),
@@ -311,12 +330,13 @@ def play_games(game: go_lib.Go, models: Tuple[PolicyNetConfig,
 def make_play_fn(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                                                 PolicyNetConfig], *,
                  num_games: int, max_moves: Optional[int] = None,
-                 record: bool = False, allow_pass: bool = False,
+                 record: Union[bool, str] = False, allow_pass: bool = False,
                  mesh: Optional[Mesh] = None):
   """Jitted `(variables_a, variables_b, key, temperature) -> (states,
   GameOutcome, GameRecord or None)` of `play_games` (cached).
 
-  With a `mesh` of D devices (no `record`), each device plays
+  With a `mesh` of D devices (no `record`, or `record="moves"`: the
+  moves `[T, B]` gathered over the devices), each device plays
   `num_games / D` games with its own key (the game key folded with the
   device index), A Black in the first half of each device's block
   (`a_is_black_blocks`); `plies` is the largest over devices."""
@@ -329,35 +349,42 @@ def make_play_fn(game: go_lib.Go, models: Tuple[PolicyNetConfig,
                         allow_pass=allow_pass)
     return play
   devices = mesh.shape[DATA_AXIS]
-  if record:
-    raise ValueError("make_play_fn: record=True is not split over a mesh")
+  if record is True:
+    raise ValueError("make_play_fn: record=True is not split over a mesh "
+                     "(record=\"moves\" is)")
   if num_games % (2 * devices):
     raise ValueError(f"num_games={num_games} must split into an even "
                      f"number of games on each of the {devices} devices")
 
   def local(variables_a, variables_b, key, temperature):
     key = jax.random.fold_in(key, jax.lax.axis_index(DATA_AXIS))
-    states, outcome, _ = play_games(
+    states, outcome, rec = play_games(
         game, models, (variables_a, variables_b), key,
         num_games=num_games // devices, temperature=temperature,
-        max_moves=max_moves, allow_pass=allow_pass)
+        max_moves=max_moves, allow_pass=allow_pass, record=record)
     outcome = outcome.replace(
         plies=jax.lax.pmax(outcome.plies, DATA_AXIS))
-    return states, outcome
+    return (states, outcome) + (() if rec is None else (rec.moves,))
 
   data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
   outcome_specs = GameOutcome(score=data, black_reward=data, reward_a=data,
                               lengths=data, finished=data, plies=rep)
   sharded = jax.jit(jax.shard_map(
       local, mesh=mesh, in_specs=(rep, rep, rep, rep),
-      out_specs=(data, outcome_specs), check_vma=False))
+      out_specs=(data, outcome_specs) + (
+          (PartitionSpec(None, DATA_AXIS),) if record else ()),
+      check_vma=False))
 
   def play(variables_a, variables_b, key, temperature):
     # Both networks on every device of the mesh, wherever each came from
     # (a trained p_ρ is replicated, a loaded p_σ sits on one device).
     variables_a, variables_b = replicate((variables_a, variables_b), mesh)
-    states, outcome = sharded(variables_a, variables_b, key, temperature)
-    return states, outcome, None
+    states, outcome, *moves = sharded(variables_a, variables_b, key,
+                                      temperature)
+    rec = None if not moves else GameRecord(
+        planes=None, actions=None, masks=None, valid=None, games=None,
+        moves=moves[0])
+    return states, outcome, rec
   return play
 
 
@@ -368,12 +395,29 @@ def a_is_black_blocks(num_games: int, blocks: int) -> np.ndarray:
                  blocks)
 
 
+@dataclasses.dataclass(frozen=True)
+class SgfNames:
+  """What a policy match's SGFs call the match and its players.
+
+  Attributes:
+    match: the match's name (GN and the file names `<match>-<index>.sgf`).
+    player_a, player_b: `match_sgf.Player`s of A and B (PB / PW by colour).
+    seed: the seed the match's key came from, for the root comment.
+  """
+  match: str = "policy-match"
+  player_a: match_sgf.Player = match_sgf.Player("A")
+  player_b: match_sgf.Player = match_sgf.Player("B")
+  seed: Optional[int] = None
+
+
 def policy_match(model_a: PolicyNetConfig, variables_a,
                  model_b: PolicyNetConfig, variables_b, key: chex.PRNGKey, *,
                  games_per_colour: int, temperature: float = 1.0,
                  batch_games: int = 128, game: Optional[go_lib.Go] = None,
                  max_moves: Optional[int] = None,
-                 mesh: Optional[Mesh] = None) -> Dict[str, Any]:
+                 mesh: Optional[Mesh] = None,
+                 sgf_dir: Optional[str] = None,
+                 sgf: Optional[SgfNames] = None) -> Dict[str, Any]:
   """Win rate of A against B over `games_per_colour` games as each colour.
 
   Both sample at `temperature` (the paper's p_ρ-vs-p_σ comparison was
@@ -383,6 +427,11 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
   counts half a win in `win_rate` and nothing in the Wilson interval's
   successes. With a `mesh`, each batch is split over its devices
   (`make_play_fn`); a batch is rounded up to a multiple of 2 D games.
+
+  With `sgf_dir`, every counted game is also written there as an SGF
+  (`games.match_sgf`: `<match>-<index>.sgf`, named by `sgf`); the games
+  only record their moves as well (`record="moves"`), so they are the same
+  games as without it.
 
   Returns:
     dict: games, wins, draws, losses, win_rate, ci_low, ci_high (95%
@@ -394,6 +443,15 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
                      f"{batch_games!r}")
   game = game or make_game(model_a.board_size)
   devices = 1 if mesh is None else mesh.shape[DATA_AXIS]
+  if sgf_dir is not None:
+    sgf = sgf or SgfNames()
+    if not isinstance(sgf, SgfNames):
+      raise TypeError(f"policy_match: sgf must be SgfNames, got {sgf!r}")
+    settings = (("games_per_colour", games_per_colour),
+                ("temperature", float(temperature)),
+                ("max_moves", max_moves if max_moves is not None
+                 else game.move_cap), ("batch_games", batch_games))
+  played = []
   rewards, black, lengths = [], [], []
   # Batches of equal size where possible (one compiled program).
   batches = -(-games_per_colour // (batch_games // 2))
@@ -403,10 +461,11 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
     # A multiple of the devices; the games past `left` are not counted.
     size = 2 * devices * -(-per // devices)
     play = make_play_fn(game, (model_a, model_b), num_games=size,
-                        max_moves=max_moves, mesh=mesh)
+                        max_moves=max_moves, mesh=mesh,
+                        record="moves" if sgf_dir is not None else False)
     key, sub = jax.random.split(key)
-    _, outcome, _ = play(variables_a, variables_b, sub,
-                         jnp.float32(temperature))
+    _, outcome, rec = play(variables_a, variables_b, sub,
+                           jnp.float32(temperature))
     r = np.asarray(outcome.reward_a)
     a_black = a_is_black_blocks(size, devices)
     # The first `per` games of each colour.
@@ -416,7 +475,22 @@ def policy_match(model_a: PolicyNetConfig, variables_a,
     rewards.append(r[keep])
     black.append(r[keep & a_black])
     lengths.append(np.asarray(outcome.lengths)[keep])
+    if sgf_dir is not None:
+      moves, score = np.asarray(rec.moves), np.asarray(outcome.score)
+      finished = np.asarray(outcome.finished)
+      for i in np.flatnonzero(keep):
+        players = ((sgf.player_a, sgf.player_b) if a_black[i]
+                   else (sgf.player_b, sgf.player_a))
+        played.append(match_sgf.PlayedGame(
+            game=game, actions=moves[:, i], black=players[0],
+            white=players[1], result=match_sgf.result_text(
+                "score" if finished[i] else "move cap",
+                score=float(score[i])),
+            seed=sgf.seed, match=sgf.match, index=len(played),
+            settings=settings))
     left -= per
+  if sgf_dir is not None:
+    match_sgf.write_games(sgf_dir, played)
   r = np.concatenate(rewards)
   wins, draws = int((r > 0).sum()), int((r == 0).sum())
   low, high = wilson_interval(wins, len(r))

@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -51,6 +52,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from alphago_jax.core import config_codec
 from alphago_jax.core.checks import (check as _check, check_int,
                                  is_int as _is_int, is_real as _is_real)
+from alphago_jax.games import match_sgf
 from alphago_jax.models.policy import (PolicyNet, PolicyNetConfig,
                                        init_policy_variables)
 from alphago_jax.training import checkpoint as ckpt
@@ -88,6 +90,12 @@ class ReinforceConfig(config_codec.JsonMethods):
     komi: of the games.
     allow_pass: let the network pass at will (default: pass only when no
       sensible point is left, so games are played out).
+    sgf_games: K, self-play games kept as SGF (`RUN/games/
+      iteration-NNNNNN-KKK.sgf`) of every `sgf_every`-th iteration: half
+      with p_ρ as Black, half as White (0, the default: none). The moves
+      come out of the same compiled games (the games do not change); off,
+      the program is the one without them.
+    sgf_every: N, iterations between sampled ones (iteration 0, N, 2N...).
   """
   model: PolicyNetConfig = PolicyNetConfig()
   games_per_iteration: int = 128
@@ -102,6 +110,8 @@ class ReinforceConfig(config_codec.JsonMethods):
   grad_chunk: int = 512
   komi: float = 7.5
   allow_pass: bool = False
+  sgf_games: int = config_codec.omit_at_default(0)
+  sgf_every: int = config_codec.omit_at_default(100)
 
   def __post_init__(self):
     _check("model", isinstance(self.model, PolicyNetConfig), self.model,
@@ -124,6 +134,10 @@ class ReinforceConfig(config_codec.JsonMethods):
     _check("komi", _is_real(self.komi), self.komi, "a finite number")
     _check("allow_pass", isinstance(self.allow_pass, bool), self.allow_pass,
            "a bool")
+    _check("sgf_games", _is_int(self.sgf_games) and 0 <= self.sgf_games
+           <= self.games_per_iteration, self.sgf_games,
+           f"an integer in [0, games_per_iteration={self.games_per_iteration}]")
+    check_int("sgf_every", self.sgf_every, 1)
 
   @property
   def game(self):
@@ -296,6 +310,11 @@ def _make_iteration(config: ReinforceConfig, mesh: Optional[Mesh]):
   local = n // devices          # Games a device plays.
   half = local // 2
   pool_size = config.pool_size
+  # The SGF sample: the first games of each colour of a device's block
+  # (the first device's, over a mesh); none, the program is unchanged.
+  sample_k = min(config.sgf_games, local)
+  sample = np.concatenate([np.arange((sample_k + 1) // 2),
+                           half + np.arange(sample_k // 2)]).astype(np.int32)
   # Under the mesh, collectives over the data axis; without, identities.
   psum = (lambda x: jax.lax.psum(x, DATA_AXIS)) if mesh is not None else (
       lambda x: x)
@@ -335,6 +354,10 @@ def _make_iteration(config: ReinforceConfig, mesh: Optional[Mesh]):
         # Per device ([D] over the mesh): the chunk count is the largest.
         "positions": jnp.sum(rec.valid)[None],
         "plies": outcome.plies[None]}
+    if sample.size:  # The SGF sample's games (`ReinforceConfig.sgf_games`).
+      info.update(sample_moves=rec.moves[:, sample],
+                  sample_score=outcome.score[sample],
+                  sample_finished=outcome.finished[sample])
     return (batch, order), info
 
   chunk = min(config.grad_chunk, half * (config.max_moves
@@ -355,6 +378,9 @@ def _make_iteration(config: ReinforceConfig, mesh: Optional[Mesh]):
     data, rep = PartitionSpec(DATA_AXIS), PartitionSpec()
     info_specs = {"slot": rep, "z": data, "lengths": data,
                   "positions": data, "plies": data}
+    if sample.size:
+      info_specs.update(sample_moves=PartitionSpec(None, DATA_AXIS),
+                        sample_score=data, sample_finished=data)
     play = jax.jit(jax.shard_map(
         play_local, mesh=mesh, in_specs=(rep,),
         out_specs=((data, data), info_specs), check_vma=False))
@@ -401,6 +427,50 @@ def _make_iteration(config: ReinforceConfig, mesh: Optional[Mesh]):
 
 
 @dataclasses.dataclass(frozen=True)
+class SelfPlaySgf:
+  """Where and how often an RL run keeps self-play games as SGF.
+
+  Attributes:
+    folder: the run's `games/`.
+    config: the run's config (`sgf_games`, `sgf_every`, the game).
+    games: games kept an iteration: `sgf_games`, at most one device's
+      games (the sample is the first device's).
+  """
+  folder: str
+  config: ReinforceConfig
+  games: int
+
+  def write(self, state: TrainState, info) -> List[str]:
+    """Writes the sampled games of the iteration `state` is at, if it is a
+    sampled one (`iteration % sgf_every == 0`); their paths."""
+    iteration = int(jax.device_get(state.iteration))
+    if iteration % self.config.sgf_every:
+      return []
+    k = self.games
+    moves, score, finished, slot, pool_iterations = jax.device_get((
+        info["sample_moves"], info["sample_score"],
+        info["sample_finished"], info["slot"], state.buffer.iterations))
+    learner = match_sgf.Player(f"p_rho iteration {iteration}")
+    opponent = match_sgf.Player(
+        f"pool snapshot iteration {int(pool_iterations[int(slot)])}")
+    black = (k + 1) // 2  # The learner is Black in the first of them.
+    c = self.config
+    settings = (("games_per_iteration", c.games_per_iteration),
+                ("temperature", float(c.temperature)),
+                ("max_moves", c.max_moves or c.game.move_cap),
+                ("allow_pass", c.allow_pass))
+    games = [match_sgf.PlayedGame(
+        game=c.game, actions=moves[:, i],
+        black=learner if i < black else opponent,
+        white=opponent if i < black else learner,
+        result=match_sgf.result_text(
+            "score" if finished[i] else "move cap", score=float(score[i])),
+        match=f"iteration-{iteration:06d}", index=i, settings=settings)
+             for i in range(k)]
+    return match_sgf.write_games(self.folder, games)
+
+
+@dataclasses.dataclass(frozen=True)
 class Iteration:
   """One REINFORCE iteration, `step(state) -> (state, metrics)`, and its
   compiled pieces (tests inspect them).
@@ -414,12 +484,14 @@ class Iteration:
     zeros: `params -> acc`, the zero accumulator.
     apply: `(state, acc, info) -> (state, metrics)`.
     chunk: rows a chunk.
+    sgf: where the sampled self-play games go (None: nowhere).
   """
   play: Callable
   chunk_grad: Callable
   zeros: Callable
   apply: Callable
   chunk: int
+  sgf: Optional[SelfPlaySgf] = None
 
   def gradient(self, state: TrainState, record, info):
     """(loss, gradient) of the iteration's record: the moves come first in
@@ -434,6 +506,8 @@ class Iteration:
 
   def __call__(self, state: TrainState):
     record, info = self.play(state)
+    if self.sgf is not None and jax.process_index() == 0:
+      self.sgf.write(state, info)  # Before `apply` donates the state.
     return self.apply(state, self.gradient(state, record, info), info)
 
 
@@ -472,6 +546,19 @@ def train_reinforce(config: ReinforceConfig, *, seed: int,
       log=log, progress=progress, tensorboard=tensorboard)
 
 
+def _iteration_of(run: StageRun) -> Iteration:
+  """The run's iteration, writing its SGF sample into `RUN/games/` when
+  the config asks for one and the run has a directory."""
+  iteration = make_iteration(run.config, mesh=run.mesh)
+  if run.config.sgf_games and run.output_dir is not None:
+    devices = 1 if run.mesh is None else run.mesh.shape[DATA_AXIS]
+    iteration = dataclasses.replace(iteration, sgf=SelfPlaySgf(
+        os.path.join(run.output_dir, match_sgf.GAMES_DIR), run.config,
+        games=min(run.config.sgf_games,
+                  run.config.games_per_iteration // devices)))
+  return iteration
+
+
 def _loop_defaults(run: StageRun) -> Dict[str, Any]:
   games = run.config.games_per_iteration
 
@@ -497,7 +584,7 @@ TRAINING_STAGE = register(Stage(
     name="rl_policy", config_type=ReinforceConfig,
     init=lambda run: init_reinforce_state(run.config, run.seed, run.inputs,
                                           mesh=run.mesh),
-    make_step=lambda run, start: make_iteration(run.config, mesh=run.mesh),
+    make_step=lambda run, start: _iteration_of(run),
     architecture=lambda run: run.config.architecture(),
     with_buffer=lambda run: True, loop_defaults=_loop_defaults))
 

@@ -22,7 +22,7 @@ resignation (AlphaGo Zero kept that rate under 5%).
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Dict
 
 import chex
 import jax
@@ -65,13 +65,40 @@ class SelfPlayStats:
             for f in self.__dataclass_fields__.values()}
 
 
+@struct.dataclass
+class SelfPlayGames:
+  """A chunk's games as records (`self_play(record_games=True)`): what an
+  SGF of each needs (`B` games, `T` moves).
+
+  Attributes:
+    actions: int32 `[B, T]`, the move played at each step; -1 where none
+      was (the game had ended, or its mover resigned).
+    root_values: float32 `[B, T]`, the search's root value for the mover,
+      in [-1, 1]; NaN where the move was a random opening move or none.
+    visits: int32 `[B, T]`, the root's visits; -1 where no search chose.
+    finished: bool `[B]`, the game ended (by the rules or resignation).
+    resigned: bool `[B]`, it ended by resignation.
+    outcome0: float32 `[B]`, player 0's outcome (+1 / 0 / -1).
+    score: float32 `[B]`, the final state's `score` (Go's Tromp-Taylor
+      `black - white - komi` of a game ended by the rules); 0 for a game
+      without one.
+  """
+  actions: chex.Array
+  root_values: chex.Array
+  visits: chex.Array
+  finished: chex.Array
+  resigned: chex.Array
+  outcome0: chex.Array
+  score: chex.Array
+
+
 def self_play(game: game_base.Game, evaluate: EvaluateFn,
               variables: chex.ArrayTree, key: chex.PRNGKey, *,
               num_games: int, max_moves: int,
               config: AlphaZeroSearchConfig | AlphaZeroStatic,
               params: AlphaZeroParams | None = None,
-              random_opening_moves: int = 0, constrain=lambda x: x
-              ) -> Tuple[Sample, chex.Array, SelfPlayStats]:
+              random_opening_moves: int = 0, constrain=lambda x: x,
+              record_games: bool = False):
   """Plays one chunk of self-play.
 
   Args:
@@ -88,9 +115,13 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     random_opening_moves: k, the most random opening moves (see module).
     constrain: applied to every `[B, ...]` pytree (the data-parallel
       sharding constraint); identity on one device.
+    record_games: also return the games' moves and search statistics
+      (`SelfPlayGames`). The games are the same either way; without it the
+      traced program is the one without them.
 
   Returns:
-    samples `Sample` `[B * T]` (game-major), valid bool `[B * T]`, stats.
+    samples `Sample` `[B * T]` (game-major), valid bool `[B * T]`, stats;
+    and `SelfPlayGames` with `record_games`.
   """
   init_key, resign_key, opening_key, loop_key = jax.random.split(key, 4)
   states = constrain(jax.vmap(game.init)(jax.random.split(init_key,
@@ -131,13 +162,20 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
     states = constrain(game_base.select(plays, stepped, states))
     done = done | resign_now | (plays & stepped.terminated)
     carry = (states, done, outcome0, resigned | resign_now, would)
-    return carry, (example, player, active, learn)
+    if not record_games:
+      return carry, (example, player, active, learn)
+    searched = plays & ~in_opening
+    moves = (jnp.where(plays, out.action, -1).astype(jnp.int32),
+             jnp.where(searched, out.root_value, jnp.nan),
+             jnp.where(searched, jnp.sum(out.visit_counts, axis=-1),
+                       -1).astype(jnp.int32))
+    return carry, (example, player, active, learn, moves)
 
   carry = (states, jnp.zeros(num_games, jnp.bool_),
            jnp.zeros(num_games, jnp.float32),
            jnp.zeros(num_games, jnp.bool_),
            jnp.full(num_games, -1, jnp.int32))
-  carry, (examples, players, active, learn) = jax.lax.scan(
+  carry, (examples, players, active, learn, *moves) = jax.lax.scan(
       body, carry, jax.random.split(loop_key, max_moves))
   states, done, outcome0, resigned, would = carry
 
@@ -165,4 +203,12 @@ def self_play(game: game_base.Game, evaluate: EvaluateFn,
       would_resign=jnp.sum(would_mask.astype(jnp.float32)),
       false_resignations=jnp.sum(
           (would_mask & done & (would_outcome >= 0)).astype(jnp.float32)))
-  return examples, valid, stats
+  if not record_games:
+    return examples, valid, stats
+  actions, root_values, visits = (x.T for x in moves[0])
+  score = getattr(states, "score", jnp.zeros((num_games,), jnp.float32))
+  games = SelfPlayGames(actions=actions, root_values=root_values,
+                        visits=visits, finished=done, resigned=resigned,
+                        outcome0=outcome0,
+                        score=score.astype(jnp.float32))
+  return examples, valid, stats, games

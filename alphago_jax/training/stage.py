@@ -44,11 +44,14 @@ class StageRun(Generic[ConfigT]):
       device).
     inputs: the stage's own inputs, whatever it defines (training
       positions, a game, a starting network; None when it needs none).
+    output_dir: the run's directory (None: nothing is written), for a
+      step that writes files of its own (game records).
   """
   config: ConfigT
   seed: int
   mesh: Optional[Mesh] = None
   inputs: Any = None
+  output_dir: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -132,7 +135,8 @@ def run_stage(stage: Stage, config: Any, *, seed: int, num_steps: int,
     raise TypeError(f"stage {stage.name!r} takes a "
                     f"{stage.config_type.__name__}, got "
                     f"{type(config).__name__}")
-  run = StageRun(config=config, seed=seed, mesh=mesh, inputs=inputs)
+  run = StageRun(config=config, seed=seed, mesh=mesh, inputs=inputs,
+                 output_dir=output_dir)
   if evaluator is None and stage.evaluate is not None:
     evaluator = stage.evaluate(run)
   options = {**stage.loop_defaults(run), **loop_options}

@@ -28,7 +28,8 @@ import jax
 
 from alphago_jax.cli import stages
 from alphago_jax.cli.stages import groups
-from alphago_jax.core import cpu_devices
+from alphago_jax.core import config_codec, cpu_devices
+from alphago_jax.games import match_sgf
 from alphago_jax.models.policy import PolicyNetConfig
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import policy_games
@@ -71,7 +72,12 @@ class Own(groups.Group):
       256).
     eval_games: p_ρ vs p_σ games at the end of the call, half as each
       colour (default 400; --quick 128; 0 skips); with --resume, for this
-      call only.
+      call only. Each is written to OUTPUT/games/ as an SGF
+      (`p-rho-vs-p-sigma-iteration-NNNNNN-KKKK.sgf`).
+    sgf_games: self-play games kept as SGF in OUTPUT/games/ of every
+      --sgf-every-th iteration, half with p_ρ as Black (default 0: none;
+      the games played are the same either way).
+    sgf_every: iterations between those sampled (default 100).
   """
   sl_checkpoint: Optional[str] = None
   quick: bool = False
@@ -87,13 +93,15 @@ class Own(groups.Group):
   max_moves: Optional[int] = None
   grad_chunk: Optional[int] = None
   eval_games: Optional[int] = None
+  sgf_games: Optional[int] = config_codec.omit_at_default(None)
+  sgf_every: Optional[int] = config_codec.omit_at_default(None)
 
   def __post_init__(self):
     super().__post_init__()
     stages.check_optional_ints(self, {
         "size": 5, "iterations": 0, "games": 2, "pool_size": 1,
         "snapshot_every": 1, "max_moves": 1, "grad_chunk": 1,
-        "eval_games": 0})
+        "eval_games": 0, "sgf_games": 0, "sgf_every": 1})
     if self.games is not None and self.games % 2:
       raise ValueError(f"games must be even (half as each colour), got "
                        f"{self.games}")
@@ -168,7 +176,8 @@ def build_config(options: Options, model=None):
       optimizer=options.optimizer, baseline=options.baseline,
       pool_size=options.pool_size, snapshot_every=options.snapshot_every,
       temperature=options.temperature, max_moves=options.max_moves,
-      grad_chunk=options.grad_chunk)
+      grad_chunk=options.grad_chunk, sgf_games=options.sgf_games,
+      sgf_every=options.sgf_every)
 
 
 def _devices(options: Options, saved) -> int:
@@ -251,7 +260,15 @@ def run(command: Command) -> int:
         config.model, variables_of(state), config.model, variables,
         jax.random.key(seed + 1), games_per_colour=per, temperature=1.0,
         game=config.game, max_moves=config.max_moves,
-        batch_games=min(128, 2 * per), mesh=mesh)
+        batch_games=min(128, 2 * per), mesh=mesh,
+        sgf_dir=os.path.join(command.output, match_sgf.GAMES_DIR),
+        sgf=policy_games.SgfNames(
+            match=f"p-rho-vs-p-sigma-iteration-{done:06d}",
+            player_a=match_sgf.Player(f"p_rho iteration {done}"),
+            player_b=match_sgf.Player(
+                f"p_sigma {sl_path} step {sl_step}" if sl_path is not None
+                else "p_sigma (the fresh network of the seed)"),
+            seed=seed + 1))
     log(f"p_ρ vs p_σ: {result['wins']} wins, {result['losses']} losses, "
         f"{result['draws']} draws of {result['games']}: win rate "
         f"{result['win_rate']:.3f} [{result['ci_low']:.3f}, "
