@@ -21,7 +21,7 @@ import jax
 
 from alphago_jax.core import cpu_devices
 from alphago_jax.cli.configs import alphazero_defaults
-from alphago_jax.cli.train import run_alphazero
+from alphago_jax.cli.stages.alphazero import run_alphazero
 
 
 def main():

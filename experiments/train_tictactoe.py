@@ -18,7 +18,7 @@ import sys
 import time
 
 from alphago_jax.cli.configs import alphazero_defaults
-from alphago_jax.cli.train import run_alphazero
+from alphago_jax.cli.stages.alphazero import run_alphazero
 from alphago_jax.training import presets
 
 

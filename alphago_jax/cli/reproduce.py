@@ -39,7 +39,8 @@ import tyro
 
 from alphago_jax import games, play, search
 from alphago_jax.cli import reproduce_ablations as tables
-from alphago_jax.cli import parsing, sweep, train
+from alphago_jax.cli import parsing, sweep
+from alphago_jax.cli.stages.alphazero import run_alphazero
 from alphago_jax.cli.configs import STAGES, alphazero_defaults
 from alphago_jax.core import rundir, stats
 from alphago_jax.core.config_codec import RunConfigError
@@ -123,7 +124,7 @@ def tictactoe_perfect(output: str, *, seed: int = 0,
     run = dataclasses.replace(alphazero_defaults("tictactoe"), seed=seed,
                               iterations=max_iterations,
                               eval_games=eval_games, stop_when_perfect=True)
-  train.run_alphazero(run, output)
+  run_alphazero(run, output)
   records = [r for r in latest_records(os.path.join(output, "metrics.jsonl"))
              if "solver_policy_losses" in r or r["iteration"] == 1]
   games = 2 * run.eval_games

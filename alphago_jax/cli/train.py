@@ -1,4 +1,4 @@
-"""`alphago-jax train`: a training run in a run directory.
+"""`alphago-jax train`: the dispatcher of the training commands.
 
 Three forms:
 
@@ -6,12 +6,11 @@ Three forms:
     alphago-jax train --from-run runs/ttt --output runs/ttt-again
     alphago-jax train --resume runs/ttt [--iterations 400]
 
-The first starts a run from the game's measured defaults with any field
-overridden; `--from-run` repeats a run exactly from its config.json in a new
-directory; `--resume` continues a run in its own directory from its last
-checkpoint. Ctrl-C (or SIGTERM) stops a run after the current iteration
-with a checkpoint and says how to resume; a second Ctrl-C stops it at
-once, and kill -9 too leaves the last complete checkpoint to resume from.
+A game's name is AlphaZero's command (`cli.stages.alphazero`); a stage's
+name is that stage's command (the registry of `cli.stages`); `--from-run`
+repeats a run exactly from its record in a new directory and `--resume`
+continues it in its own directory, each through the command of the stage
+the run records (its command.json, or an AlphaZero run's config.json).
 """
 
 from __future__ import annotations
@@ -19,165 +18,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import sys
-import time
-from typing import Annotated, Any, Callable, Dict, List, Optional
+from typing import List, Optional
 
-import jax
-import tyro
-from jax.experimental import multihost_utils
-
-from alphago_jax import training
-from alphago_jax.training.mesh import make_mesh
-from alphago_jax.training.evaluators import (make_reference_evaluator,
-                                             make_solver_evaluator)
-from alphago_jax.training.checkpoint import latest_step
 from alphago_jax.cli import parsing, stages
-from alphago_jax.cli.configs import STAGES, AlphaZeroRun, alphazero_defaults
-from alphago_jax.core import config_codec, cpu_devices, rundir
+from alphago_jax.cli.stages import alphazero
+from alphago_jax.cli.stages.alphazero import run_alphazero
+from alphago_jax.core import config_codec, rundir
 from alphago_jax.core.config_codec import RunConfigError
-from alphago_jax.search.agents import random_agent
-from alphago_jax.training import game_specs, snapshots
-from alphago_jax.training.augment import dihedral_augment
-from alphago_jax.training.replay import identity_augment
 
-Log = Callable[[str], None]
-
-
-def _print(line: str) -> None:
-  print(line, flush=True)
-
-
-def _use_cpu_devices(count: int, log: Log) -> None:
-  try:
-    cpu_devices.use_cpu_devices(count)
-  except RuntimeError:
-    if jax.local_device_count() != count:
-      log(f"note: JAX already runs with {jax.local_device_count()} "
-          f"device(s) in "
-          f"this process; cpu_devices={count} takes effect in a new process")
-
-
-def _say_if_stopped_by_signal(history: List[Dict[str, Any]], output: str,
-                              log: Log) -> None:
-  last = history[-1] if history else {}
-  if last.get("stop") in ("SIGINT", "SIGTERM"):
-    log(f"stopped by {last['stop']} after iteration {last['iteration']}, "
-        f"saved: continue with `alphago-jax train --resume {output}`")
-
-
-def _check_fresh(output: str) -> None:
-  if os.path.exists(os.path.join(output, rundir.CONFIG_FILE)) or (
-      latest_step(os.path.join(output, "checkpoints")) is not None):
-    raise RunConfigError(
-        f"{output} already holds a run; continue it with `alphago-jax "
-        f"train --resume {output}` or choose another --output")
-
-
-def run_alphazero(run: AlphaZeroRun, output: str, *,
-                  progress: Optional[bool] = None, log: Log = _print,
-                  start_from: Optional[str] = None,
-                  stall_minutes: Optional[float] = None
-                  ) -> List[Dict[str, Any]]:
-  """Runs (or resumes) `run` in `output`; returns this call's records.
-
-  Writes `output/config.json` first (process 0), then trains with
-  `training.train` (metrics, checkpoints, resume from the last one).
-  `start_from`: a run directory whose checkpoints seed `output` when it has
-  none yet (copied, never written into). `stall_minutes`: this call ends
-  with status 75 when no iteration, evaluation or checkpoint finishes for
-  that long (not recorded in config.json: it is about this machine).
-  """
-  _use_cpu_devices(run.cpu_devices, log)
-
-
-  config = run.train
-  writer = jax.process_index() == 0  # multi-host: OUTPUT is shared
-  ckpts = os.path.join(output, "checkpoints")
-  if writer:
-    os.makedirs(output, exist_ok=True)
-    if start_from and latest_step(ckpts) is None:
-      shutil.copytree(os.path.join(start_from, "checkpoints"), ckpts,
-                      dirs_exist_ok=True)
-    rundir.write_config(output, command="train", stage="alphazero",
-                        config=run)
-  if jax.process_count() > 1:
-    multihost_utils.sync_global_devices("alphago-jax train: output ready")
-  spec = game_specs.get(run.game)
-  game = spec.make()
-  if spec.evaluation == "solver":
-    evaluator = make_solver_evaluator(
-        game, config, games_per_colour=run.eval_games, seed=run.seed + 1)
-  else:
-    vs_random = make_reference_evaluator(
-        game, config, random_agent, games_per_colour=run.eval_games,
-        seed=run.seed + 1, name="random")
-
-    def evaluator(state):
-      if writer:
-        snapshots.save(os.path.join(output, "snapshots"), state,
-                       architecture=config.architecture(game))
-      return vs_random(state)
-
-  augment = (dihedral_augment(game.size) if run.augment
-             else identity_augment)
-  n = jax.device_count()
-  mesh = make_mesh() if n > 1 and not (
-      config.num_games % n or config.batch_size % n) else None
-  deadline = None if run.hours is None else (
-      time.perf_counter() + 3600 * run.hours)
-
-  def stop_when(record):
-    if deadline is not None and time.perf_counter() > deadline:
-      return True
-    return run.stop_when_perfect and (
-        record.get("solver_policy_losses") == 0 and
-        record.get("solver_search_losses") == 0)
-
-  if progress is None:  # a bar on a terminal, plain lines in logs
-    progress = sys.stderr.isatty()
-  try:
-    _, history = training.train(
-        game, config, seed=run.seed, num_iterations=run.iterations,
-        output_dir=output, mesh=mesh, augment=augment,
-        evaluator=evaluator if run.eval_every else None,
-        evaluate_every=run.eval_every,
-        checkpoint_every=run.checkpoint_every, stop_when=stop_when,
-        log=log, progress=progress, handle_signals=True,
-        stall_seconds=None if stall_minutes is None else 60 * stall_minutes)
-  except KeyboardInterrupt:
-    log(f"interrupted: {output} keeps its last checkpoint; continue with "
-        f"`alphago-jax train --resume {output}`")
-    raise
-  _say_if_stopped_by_signal(history, output, log)
-  return history
-
-
-# --- the command line ---------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class TrainAlphaZero:
-  """AlphaZero from random initialisation (defaults: the game's spec in
-  `training.game_specs`).
-
-  Attributes:
-    output: the run directory (must not hold a run yet).
-    dry_run: print the resolved config.json and stop.
-    progress: a progress bar (default: when stderr is a terminal).
-    stall_minutes: end this call with status 75 when no iteration,
-      evaluation or checkpoint finishes for this many minutes (a hung XLA
-      CPU collective cannot be interrupted otherwise); the last checkpoint
-      is intact: continue with --resume. Off by default.
-  """
-  output: str
-  dry_run: bool = False
-  progress: Optional[bool] = None
-  stall_minutes: Optional[float] = None
-  run: Annotated[AlphaZeroRun, tyro.conf.arg(name="")]
-
-  def __post_init__(self):
-    stages.check_positive("stall_minutes", self.stall_minutes)
+# AlphaZero's run as a library call is importable from here too.
+__all__ = ["Repeat", "main", "run_alphazero"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -231,36 +81,6 @@ def _examples() -> str:
       stages.get(name).examples.splitlines()[1] for name in stages.names()))
 
 
-def _defaults():
-  return {name: TrainAlphaZero(output=f"runs/{name}",
-                               run=alphazero_defaults(name))
-          for name in game_specs.names()}
-
-
-def _show(stage: str, run: Any) -> None:
-  print(json.dumps({"stage": stage, "config": config_codec.to_json(run)},
-                   indent=1))
-
-
-def _note_other_commit(source: str, record: Dict[str, Any]) -> None:
-  here = rundir.git_commit()
-  if record["git_commit"] and here and record["git_commit"] != here:
-    print(f"note: {source} was written by commit {record['git_commit'][:12]}"
-          f", this is {here[:12]}", file=sys.stderr)
-
-
-def _check_exact_repeat(args: Repeat) -> None:
-  """Refuses a new budget on --from-run, which repeats the run as it was
-  recorded (a new budget belongs to --resume).
-
-  Raises:
-    RunConfigError: --iterations or --hours is given.
-  """
-  if args.iterations is not None or args.hours is not None:
-    raise RunConfigError("--from-run repeats the run exactly: "
-                         "--iterations and --hours are for --resume")
-
-
 def _repeat(args: Repeat) -> int:
   if (args.from_run is None) == (args.resume is None):
     raise RunConfigError("give exactly one of --from-run DIR and "
@@ -277,36 +97,20 @@ def _repeat(args: Repeat) -> int:
                          "directory: no --output")
   if os.path.exists(os.path.join(source, rundir.COMMAND_FILE)):
     return _repeat_command(args, source)
-  stage, run, record = rundir.read_config(source, STAGES)
-  _note_other_commit(source, record)
-  if args.from_run is not None:
-    _check_exact_repeat(args)
-    output = args.output
-    if not args.dry_run:
-      _check_fresh(output)
-  else:
-    output = args.resume
-    changes = {k: v for k, v in (("iterations", args.iterations),
-                                 ("hours", args.hours)) if v is not None}
-    try:
-      run = dataclasses.replace(run, **changes)
-    except ValueError as e:
-      raise RunConfigError(f"--{str(e).split()[0]}: {e}") from None
-  if args.dry_run:
-    _show(stage, run)
-    return 0
-  run_alphazero(run, output, progress=args.progress,
-                stall_minutes=args.stall_minutes)
-  return 0
+  return alphazero.repeat(
+      source, args.output if args.from_run is not None else None,
+      iterations=args.iterations, hours=args.hours,
+      stall_minutes=args.stall_minutes, dry_run=args.dry_run,
+      progress=args.progress)
 
 
 def _repeat_stage(args: Repeat, source: str) -> int:
   """--from-run / --resume of a stage's run from its recorded options
   (command.json of format 2): the same options, resolved as they ran."""
   stage, options, record = rundir.read_stage(source, stages.options_types())
-  _note_other_commit(source, record)
+  stages.note_other_commit(source, record)
   if args.from_run is not None:
-    _check_exact_repeat(args)
+    stages.check_exact_repeat(args.iterations, args.hours)
     command = stages.command_for(stage, options, output=args.output,
                                  stall_minutes=args.stall_minutes)
   else:
@@ -340,7 +144,7 @@ def _repeat_command(args: Repeat, source: str) -> int:
   script, argv, record = rundir.read_command(source, scripts)
   trains = issubclass(stages.get(scripts[script]).command,
                       stages.TrainingCommand)
-  _note_other_commit(source, record)
+  stages.note_other_commit(source, record)
   if args.iterations is not None:
     raise RunConfigError(f"--iterations: {script} runs have their "
                          "own budget flags (in its command line)")
@@ -382,24 +186,11 @@ def main(argv: List[str]) -> int:
       except ValueError as e:  # Repeat's own validation
         raise RunConfigError(f"--stall-minutes: {e}") from None
       return _repeat(args)
-    try:
-      cmd = parsing.parse(
-          tyro.extras.subcommand_type_from_defaults(_defaults()), argv,
-          prog=prog, examples=_examples(),
-          summary="Train a network in a run directory.")
-    except ValueError as e:  # the run config's own validation
-      raise RunConfigError(str(e)) from None
-    if cmd.dry_run:
-      _show("alphazero", cmd.run)
-      return 0
-    _check_fresh(cmd.output)
-    history = run_alphazero(cmd.run, cmd.output, progress=cmd.progress,
-                            stall_minutes=cmd.stall_minutes)
+    return alphazero.start(alphazero.parse(argv, prog, _examples()))
   except RunConfigError as e:
     return parsing.fail(str(e))
+  except stages.StageError as e:
+    parsing.fail(str(e))
+    return e.status
   except KeyboardInterrupt:
     return 130
-  last = history[-1] if history else {}
-  print(f"RESULT iterations={last.get('iteration')} "
-        f"stop={last.get('stop')}", flush=True)
-  return 0

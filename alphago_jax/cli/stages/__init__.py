@@ -16,12 +16,18 @@ files, devices, resume, the host loop's limits); option fields several
 stages share are the dataclass bases of `groups`. The scripts of
 experiments/alphago/ are thin wrappers over `main`, so their command
 lines keep working.
+
+AlphaZero's command (`alphazero`, `alphago-jax train GAME`) is the one
+module here outside the registry: its runs record config.json rather
+than command.json, and `cli.train` reaches it by game name; it shares the
+run directory, devices, stall limit and statuses of `training_call`.
 """
 
 from __future__ import annotations
 
 from alphago_jax.cli.parsing import fail, flag
 from alphago_jax.cli.stages.registry import (StageCommand, StageError,
+                                             check_exact_repeat,
                                              execute, get, load, main,
                                              names, options_types, parse,
                                              refused, register, scripts,
@@ -30,12 +36,14 @@ from alphago_jax.cli.stages.training_call import (
     RunFiles, TrainingCall, TrainingCommand, begin, check_int,
     check_monitored,
     check_optional_ints, check_positive, data_mesh, log, loop_limits,
-    open_splits, record, start_cpu_devices, with_given, write_json)
+    note_other_commit, open_splits, record, stall_seconds,
+    start_cpu_devices, with_given, write_json)
 
 __all__ = [
     "RunFiles", "StageCommand", "StageError", "TrainingCall",
-    "TrainingCommand", "begin", "check_int", "check_monitored", "check_optional_ints",
+    "TrainingCommand", "begin", "check_exact_repeat", "check_int", "check_monitored", "check_optional_ints",
     "check_positive", "command_for", "data_mesh", "execute", "fail", "flag",
-    "get", "load", "log", "loop_limits", "main", "names", "open_splits",
+    "get", "load", "log", "loop_limits", "main", "names",
+    "note_other_commit", "open_splits",
     "options_types", "parse", "record", "refused", "register", "scripts",
-    "start_cpu_devices", "with_given", "write_json"]
+    "stall_seconds", "start_cpu_devices", "with_given", "write_json"]

@@ -187,3 +187,14 @@ def command_for(stage: str, options: Any, *, output: str,
   return entry.command(**call)
 
 
+def check_exact_repeat(iterations: Optional[int],
+                       hours: Optional[float]) -> None:
+  """Refuses a new budget on --from-run, which repeats a run as it was
+  recorded (a new budget belongs to --resume).
+
+  Raises:
+    RunConfigError: `iterations` or `hours` is given.
+  """
+  if iterations is not None or hours is not None:
+    raise RunConfigError("--from-run repeats the run exactly: "
+                         "--iterations and --hours are for --resume")

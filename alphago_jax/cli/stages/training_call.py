@@ -81,6 +81,16 @@ class RunFiles:
     return self.saved is not None
 
   @property
+  def has_checkpoint(self) -> bool:
+    """A complete checkpoint is there (reading it starts JAX)."""
+    return ckpt.latest_step(self.ckpt_dir) is not None
+
+  @property
+  def started(self) -> bool:
+    """A run is there: its config.json or a complete checkpoint."""
+    return os.path.exists(self.config_path) or self.has_checkpoint
+
+  @property
   def config_path(self) -> str:
     return os.path.join(self.output, "config.json")
 
@@ -95,7 +105,7 @@ class RunFiles:
     Raises:
       ValueError: the directory holds a complete checkpoint.
     """
-    if not self.resuming and ckpt.latest_step(self.ckpt_dir) is not None:
+    if not self.resuming and self.has_checkpoint:
       raise ValueError(f"{self.output} already holds a run; pass --resume "
                        f"to continue it or choose another --output")
 
@@ -105,10 +115,11 @@ def log(line: str) -> None:
   print(line, flush=True)
 
 
-def start_cpu_devices(count: int) -> None:
+def start_cpu_devices(count: int,
+                      log: Optional[Callable[[str], None]] = None) -> None:
   """Gives the process `count` XLA CPU devices before JAX starts (a
   process whose JAX has started keeps its devices: a stage called from a
-  test or a chain).
+  test or a chain; with `log`, a note says so when the counts differ).
 
   Raises:
     StageError: a bad count (status 2).
@@ -118,7 +129,25 @@ def start_cpu_devices(count: int) -> None:
   except ValueError as e:
     raise refused(f"--cpu-devices: {e}") from None
   except RuntimeError:
-    pass
+    if log is not None and jax.local_device_count() != count:
+      log(f"note: JAX already runs with {jax.local_device_count()} "
+          f"device(s) in this process; cpu_devices={count} takes effect "
+          f"in a new process")
+
+
+def stall_seconds(stall_minutes: Optional[float]) -> Optional[float]:
+  """The host loop's stall limit of a call's --stall-minutes (None:
+  off)."""
+  return None if stall_minutes is None else 60 * stall_minutes
+
+
+def note_other_commit(source: str, record: Dict[str, Any]) -> None:
+  """A note on stderr when the run in `source` (its config.json or
+  command.json `record`) was written by another commit than this one."""
+  here = rundir.git_commit()
+  if record["git_commit"] and here and record["git_commit"] != here:
+    print(f"note: {source} was written by commit {record['git_commit'][:12]}"
+          f", this is {here[:12]}", file=sys.stderr)
 
 
 def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
@@ -128,8 +157,7 @@ def loop_limits(command: TrainingCommand, options: Any) -> Dict[str, Any]:
   log and progress."""
   limits = dict(
       max_seconds=None if command.hours is None else 3600 * command.hours,
-      stall_seconds=(None if command.stall_minutes is None
-                     else 60 * command.stall_minutes),
+      stall_seconds=stall_seconds(command.stall_minutes),
       log_every=options.log_every,
       checkpoint_seconds=60 * options.checkpoint_minutes, resume=True,
       log=log, progress=sys.stderr.isatty())
