@@ -177,3 +177,19 @@ def test_refereed_clock_and_seconds(fake_time):
   r = referee_game(black, white, size=5, komi=0.5, time_settings=(0, 1, 1),
                    enforce=(True, False))
   assert (r.reason, r.result) == ("score", "B+24.5")
+
+
+def test_a_match_result_is_its_tallies_whatever_games_it_recorded():
+  """The recorded games (for SGF files) ride along: two results of the
+  same tallies are equal with or without them, the repr stays the
+  tallies', and a result cannot be changed after the match."""
+  import dataclasses  # pylint: disable=import-outside-toplevel
+  first, second = (play.Record(wins=3, draws=0, losses=1),
+                   play.Record(wins=2, draws=1, losses=1))
+  plain = MatchResult(as_first=first, as_second=second)
+  recorded = MatchResult(as_first=first, as_second=second,
+                         game_results=("games as first", "games as second"))
+  assert recorded == plain and recorded.wins == plain.wins == 5
+  assert "games as" not in repr(recorded)
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    plain.as_first = second  # type: ignore[misc]
