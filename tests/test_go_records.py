@@ -28,7 +28,7 @@ from alphago_jax.games.go import BLACK
 
 from record_files import KGS, PRO_ARCHIVE, need
 
-KGS_SAMPLE = 100
+KGS_SAMPLE = 60
 KGS_SAMPLE_SLOW = 3000
 SEED = 0
 
