@@ -593,27 +593,23 @@ class GTPEngine:
   def _stone_count(self, token: str) -> int:
     return int(_number(token, "number of stones", integer=True))
 
-  def cmd_fixed_handicap(self, args) -> str:
+  def _handicap(self, args, points_for) -> str:
+    """Places `points_for(stones, size)`'s stones on the empty board."""
     _args(args, 1)
     stones = self._stone_count(args[0])
     try:
-      points = handicap.fixed_handicap_points(stones, self.game.size)
+      points = points_for(stones, self.game.size)
     except ValueError as e:
       raise GTPFailure(str(e)) from None
     if not self._board_empty():
       raise GTPFailure("board not empty")
     return self._place_handicap(points)
 
+  def cmd_fixed_handicap(self, args) -> str:
+    return self._handicap(args, handicap.fixed_handicap_points)
+
   def cmd_place_free_handicap(self, args) -> str:
-    _args(args, 1)
-    stones = self._stone_count(args[0])
-    try:
-      points = handicap.free_handicap_points(stones, self.game.size)
-    except ValueError as e:
-      raise GTPFailure(str(e)) from None
-    if not self._board_empty():
-      raise GTPFailure("board not empty")
-    return self._place_handicap(points)
+    return self._handicap(args, handicap.free_handicap_points)
 
   def cmd_set_free_handicap(self, args) -> str:
     if not args:

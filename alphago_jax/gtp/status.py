@@ -118,14 +118,8 @@ def _seki(stones: np.ndarray, size: int, candidates: Set[int]) -> Set[int]:
     """A move at `point` by either colour captures nothing and leaves the
     mover's chain with at most one liberty."""
     for colour in (1, -1):
-      group, stack, seen = {point}, [point], {point}
-      while stack:
-        p = stack.pop()
-        for q in nbr[p]:
-          if q not in seen and stones[q] == colour:
-            seen.add(q)
-            group.add(q)
-            stack.append(q)
+      group = {point}.union(*(_chain_at(stones, nbr, q) for q in nbr[point]
+                              if stones[q] == colour))
       liberties = {q for p in group for q in nbr[p]
                    if stones[q] == 0 and q != point}
       if len(liberties) >= 2:
