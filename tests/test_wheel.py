@@ -23,7 +23,7 @@ from alphago_jax.zoo import presets, rollout_policies
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 NETWORKS = "alphago_jax/zoo/networks/"
 TRAINING_RECORDS = {"metrics.jsonl", "command.json", "match.txt"}
-# The preset networks come to about 38 MB; a bound well under the 45 MB of
+# The preset networks come to about 38 MB; a bound under the 48 MB of
 # all of checkpoints/ catches a stray folder or data set.
 MAX_WHEEL_BYTES = 42_000_000
 GTP_VERTEX = re.compile(r"^= ([A-HJ][1-9])$", re.MULTILINE)
