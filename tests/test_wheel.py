@@ -18,7 +18,7 @@ import sys
 import sysconfig
 import zipfile
 
-from alphago_jax.zoo import presets, rollout_policies
+from alphago_jax.zoo import checkpoints, presets, rollout_policies
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 NETWORKS = "alphago_jax/zoo/networks/"
@@ -50,8 +50,14 @@ def _build_wheel(tmp_path):
   src.mkdir()
   for name in ("pyproject.toml", "setup.py", "README.md"):
     shutil.copy(os.path.join(ROOT, name), src / name)
+  packaged = os.path.join(ROOT, "alphago_jax", "zoo", "networks")
+
+  def ignore(folder, names):  # and a stray in-tree copy of the networks
+    return [n for n in names if n == "__pycache__"
+            or os.path.join(folder, n) == packaged]
+
   shutil.copytree(os.path.join(ROOT, "alphago_jax"), src / "alphago_jax",
-                  ignore=shutil.ignore_patterns("__pycache__", "networks"))
+                  ignore=ignore)
   os.symlink(os.path.join(ROOT, "checkpoints"), src / "checkpoints")
   dist = tmp_path / "dist"
   _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
@@ -114,7 +120,8 @@ def _venv_with_wheel(tmp_path, wheel):
                           cwd=tmp_path, env=_clean_env(venv, tmp_path),
                           capture_output=True, text=True, timeout=60,
                           check=False)
-  assert absent.returncode != 0, "the checkout is importable from the venv"
+  assert "No module named 'alphago_jax'" in absent.stderr, (
+      "the checkout is importable from the venv: " + absent.stdout)
   _run([sys.executable, "-m", "pip", "--python", str(python), "install",
         "-q", "--no-deps", "--no-index", "--no-compile", str(wheel)])
   return venv, site
@@ -139,7 +146,7 @@ def _clean_env(venv, tmp_path):
 # package's file, and `zoo.checkpoints_root()` from the installed module
 # (it imports only `os`).
 _WHERE = """
-import importlib.util, os, sys
+import importlib.util, os
 import alphago_jax
 path = os.path.join(os.path.dirname(alphago_jax.__file__), "zoo",
                     "checkpoints.py")
@@ -162,7 +169,7 @@ def test_wheel_installs_in_a_fresh_venv_and_plays_strongest_9x9(tmp_path):
 
   package, root, repository = _run(
       [str(venv / "bin" / "python"), "-c", _WHERE], cwd=tmp_path,
-      env=env).stdout.split()
+      env=env).stdout.splitlines()
   assert package == os.path.join(site, "alphago_jax", "__init__.py")
   assert root == os.path.join(site, "alphago_jax", "zoo", "networks")
   assert repository == "False"
@@ -177,3 +184,13 @@ def test_wheel_installs_in_a_fresh_venv_and_plays_strongest_9x9(tmp_path):
              input="boardsize 9\ngenmove b\nquit\n", cwd=tmp_path, env=env)
   assert GTP_VERTEX.search(gtp.stdout), gtp.stdout + gtp.stderr[-2000:]
   assert "sl9" in gtp.stderr and "value9s2" in gtp.stderr, gtp.stderr
+
+
+def test_checkpoints_root_is_the_env_then_the_package_then_the_checkout(
+    tmp_path, monkeypatch):
+  monkeypatch.delenv(checkpoints.CHECKPOINTS_ENV, raising=False)
+  assert checkpoints.checkpoints_root() == os.path.join(ROOT, "checkpoints")
+  monkeypatch.setattr(checkpoints, "PACKAGED", str(tmp_path))
+  assert checkpoints.checkpoints_root() == str(tmp_path)
+  monkeypatch.setenv(checkpoints.CHECKPOINTS_ENV, str(tmp_path / "mine"))
+  assert checkpoints.checkpoints_root() == str(tmp_path / "mine")
