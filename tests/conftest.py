@@ -65,6 +65,7 @@ LONG_FIRST = (
     "tests/test_sweep.py",
     "tests/test_ablation.py",
     "tests/test_faults.py",
+    "tests/test_wheel.py::test_wheel_installs",
     "tests/test_cli.py",
     "tests/test_stages.py",
     "tests/test_alphago_search.py",
