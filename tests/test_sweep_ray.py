@@ -1,0 +1,198 @@
+"""Sweeps on a Ray cluster (`alphago-jax sweep --ray`, `core.ray_jobs`).
+
+One local cluster of three one-CPU nodes on this machine
+(`ray.cluster_utils.Cluster`, shared by the file's tests) plays a small
+sweep, round robin and GNU Go jobs: its tables and game records equal a
+local run's of the same command; a worker killed in the middle of a job has
+the job played again, every game once; and the package never imports Ray
+unless `--ray` is given."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from ray.cluster_utils import Cluster
+
+from alphago_jax.cli.main import main as cli
+from alphago_jax.core import ray_jobs
+from alphago_jax.evaluation import ablation
+from alphago_jax.evaluation import ablation_report as report
+
+# Three variants at λ = 0 (no rollouts compiled), 4 simulations, games cut
+# at 12 plies: two round-robin jobs and one against GNU Go level 1, 18
+# games in all.
+SWEEP = ["sweep", "custom", "--grid", "c_puct=1,2,5", "--mixing", "0",
+         "--quick", "--round-robin-games", "4", "--no-plot"]
+JOBS = ["gnugo1-000", "rr-000", "rr-001"]
+# What a job's record holds that depends on the machine, not the games.
+TIMING = ("seconds", "cpu_seconds", "gnugo_cpu_seconds")
+
+
+def _start_cluster(nodes):
+  cluster = Cluster(initialize_head=True, head_node_args={
+      "num_cpus": 1, "include_dashboard": False})
+  try:
+    for _ in range(nodes - 1):
+      cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+  except BaseException:
+    cluster.shutdown()
+    raise
+  return cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+  """Three nodes of one CPU each. A raylet gives up when its agent is
+  slow to start (a loaded machine), so a failed start is tried again."""
+  for attempt in range(3):
+    try:
+      c = _start_cluster(3)
+      break
+    except Exception:  # pylint: disable=broad-except
+      if attempt == 2:
+        raise
+  yield c
+  c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+  """The same sweep in this process alone: the reference (and it fills the
+  XLA cache that the cluster's workers read)."""
+  out = str(tmp_path_factory.mktemp("sweep") / "local")
+  assert cli([*SWEEP, "--output", out]) == 0
+  return out
+
+
+def outputs(run_dir):
+  """Everything a run writes that its games decide: the tables (table.md
+  up to its cost section), each job's record less its timings, each game's
+  SGF, and the names of the files in jobs/ (no lock or temporary left)."""
+  with open(os.path.join(run_dir, "table.md"), encoding="utf-8") as f:
+    table = f.read().split("## Cost")[0]
+  files = {"table.md": table}
+  for name in ("results.csv", "elo.csv"):
+    with open(os.path.join(run_dir, name), "rb") as f:
+      files[name] = f.read()
+  jobs = sorted(os.listdir(os.path.join(run_dir, "jobs")))
+  for name in jobs:
+    with open(os.path.join(run_dir, "jobs", name), encoding="utf-8") as f:
+      record = json.load(f)
+    files[name] = {k: v for k, v in record.items() if k not in TIMING}
+  games = sorted(os.listdir(os.path.join(run_dir, "games")))
+  for name in games:
+    with open(os.path.join(run_dir, "games", name), "rb") as f:
+      files[name] = f.read()
+  return jobs, games, files
+
+
+def check_complete(run_dir):
+  """Every planned game once: one record per job, one SGF per game."""
+  jobs, games, _ = outputs(run_dir)
+  assert jobs == [f"{name}.json" for name in JOBS]
+  _, config = ablation.read_config(run_dir)
+  summary = report.summarize(config, ablation.finished_jobs(
+      run_dir, config).values())
+  assert summary.complete
+  assert summary.games_played == summary.games_planned == len(games) == 18
+
+
+def test_ray_sweep_equals_the_local_run_and_resumes(cluster, local_run,
+                                                    tmp_path, capsys):
+  out = str(tmp_path / "ray")
+  assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
+  assert "ray: 3 jobs sent" in capsys.readouterr().out
+  check_complete(out)
+  assert outputs(out) == outputs(local_run)
+  # Run again: everything is on disk, nothing is sent or rewritten.
+  records = {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
+             .st_mtime_ns for name in JOBS}
+  assert cli(["sweep", "--resume", out, "--ray", cluster.address]) == 0
+  assert "jobs sent" not in capsys.readouterr().out
+  assert records == {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
+                     .st_mtime_ns for name in JOBS}
+
+
+def _titles():
+  """pid -> process title, for this machine's processes."""
+  out = {}
+  for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+      continue
+    try:
+      with open(f"/proc/{pid}/cmdline", "rb") as f:
+        out[int(pid)] = f.read().replace(b"\0", b" ").decode(
+            errors="replace").strip()
+    except OSError:
+      pass
+  return out
+
+
+def _kill_when_running(title, after, stop, killed):
+  """SIGKILLs the process titled `title` once it has run `after` seconds
+  (a Ray worker's title names the task it runs: `ray::job NAME`)."""
+  first = None
+  while not stop.is_set():
+    pids = [p for p, t in _titles().items() if t.startswith(title)]
+    if pids and first is None:
+      first = time.monotonic()
+    if pids and time.monotonic() - first >= after:
+      os.kill(pids[0], signal.SIGKILL)
+      killed.append(pids[0])
+      return
+    time.sleep(0.05)
+
+
+def test_worker_killed_mid_job_is_replayed_and_every_game_counted_once(
+    cluster, local_run, tmp_path):
+  out = str(tmp_path / "killed")
+  stop, killed = threading.Event(), []
+  killer = threading.Thread(target=_kill_when_running,
+                            args=("ray::job rr-001", 1.0, stop, killed))
+  killer.start()
+  try:
+    assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
+  finally:
+    stop.set()
+    killer.join()
+  assert len(killed) == 1  # the worker died in the middle of rr-001
+  check_complete(out)
+  assert outputs(out) == outputs(local_run)
+
+
+def test_a_job_that_fails_stops_the_run_and_keeps_what_was_written(
+    cluster, tmp_path):
+  # The jobs are core.ray_jobs' own: one raises (no retry: it would fail
+  # again), the others are written once each.
+  written = []
+  with pytest.raises(ray_jobs.JobError, match="job bad failed"):
+    ray_jobs.run(int, [("one", "1"), ("bad", "x")],
+                 lambda name, result: written.append((name, result)),
+                 address=cluster.address, log=lambda line: None)
+  assert written in ([], [("one", 1)])
+  with pytest.raises(ValueError, match="unique"):
+    ray_jobs.run(int, [("a", "1"), ("a", "2")], print,
+                 address=cluster.address)
+
+
+def test_without_ray_the_package_never_imports_it_and_ray_is_named(
+    tmp_path, capsys, monkeypatch):
+  # Any `import ray` fails in this subprocess.
+  code = ("import sys; sys.modules['ray'] = None\n"
+          "import alphago_jax, alphago_jax.cli.sweep, "
+          "alphago_jax.evaluation.ablation, alphago_jax.core.ray_jobs\n")
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=300, check=False)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  # Asked for Ray where it is missing: the error says what to install.
+  monkeypatch.setitem(sys.modules, "ray", None)
+  with pytest.raises(ValueError, match=r"alphago-jax\[ray\]"):
+    ray_jobs.run(int, [("one", "1")], print, address="auto")
+  assert cli([*SWEEP, "--output", str(tmp_path / "x"), "--ray", " "]) == 2
+  assert "--ray needs the cluster's address" in capsys.readouterr().err
