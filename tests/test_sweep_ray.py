@@ -7,6 +7,8 @@ local run's of the same command; a worker killed in the middle of a job has
 the job played again, every game once; and the package never imports Ray
 unless `--ray` is given."""
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -103,22 +105,6 @@ def check_complete(run_dir):
   assert summary.games_played == summary.games_planned == len(games) == 18
 
 
-def test_ray_sweep_equals_the_local_run_and_resumes(cluster, local_run,
-                                                    tmp_path, capsys):
-  out = str(tmp_path / "ray")
-  assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
-  assert "ray: 3 jobs sent" in capsys.readouterr().out
-  check_complete(out)
-  assert outputs(out) == outputs(local_run)
-  # Run again: everything is on disk, nothing is sent or rewritten.
-  records = {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
-             .st_mtime_ns for name in JOBS}
-  assert cli(["sweep", "--resume", out, "--ray", cluster.address]) == 0
-  assert "jobs sent" not in capsys.readouterr().out
-  assert records == {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
-                     .st_mtime_ns for name in JOBS}
-
-
 def _titles():
   """pid -> process title, for this machine's processes."""
   out = {}
@@ -149,25 +135,54 @@ def _kill_when_running(title, after, stop, killed):
     time.sleep(0.05)
 
 
-def test_worker_killed_mid_job_is_replayed_and_every_game_counted_once(
-    cluster, local_run, tmp_path):
-  out = str(tmp_path / "killed")
+@pytest.fixture(scope="module")
+def ray_run(cluster, local_run, tmp_path_factory):
+  """The sweep on the cluster, the worker of job rr-001 killed (SIGKILL)
+  once it has played a second; with the pids killed and what it printed."""
+  out = str(tmp_path_factory.mktemp("sweep") / "ray")
   stop, killed = threading.Event(), []
   killer = threading.Thread(target=_kill_when_running,
                             args=("ray::job rr-001", 1.0, stop, killed))
+  printed = io.StringIO()
   killer.start()
   try:
-    assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
+    with contextlib.redirect_stdout(printed):
+      assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
   finally:
     stop.set()
     killer.join()
-  assert len(killed) == 1  # the worker died in the middle of rr-001
+  return out, killed, printed.getvalue()
+
+
+def test_ray_sweep_writes_the_tables_and_games_of_the_local_run(
+    ray_run, local_run):
+  out, _, printed = ray_run
+  assert "ray: 3 jobs sent" in printed
   check_complete(out)
   assert outputs(out) == outputs(local_run)
 
 
+def test_worker_killed_mid_job_has_its_job_replayed_every_game_once(
+    ray_run):
+  out, killed, _ = ray_run
+  assert len(killed) == 1  # rr-001's worker died in the middle of it ...
+  check_complete(out)  # ... and rr-001 was played again, and written once.
+
+
+def test_rerun_resumes_with_nothing_sent_or_rewritten(ray_run, cluster,
+                                                      capsys):
+  out = ray_run[0]
+  records = {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
+             .st_mtime_ns for name in JOBS}
+  assert cli(["sweep", "--resume", out, "--ray", cluster.address]) == 0
+  assert "jobs sent" not in capsys.readouterr().out
+  assert records == {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
+                     .st_mtime_ns for name in JOBS}
+  check_complete(out)
+
+
 def test_a_job_that_fails_stops_the_run_and_keeps_what_was_written(
-    cluster, tmp_path):
+    cluster, monkeypatch):
   # The jobs are core.ray_jobs' own: one raises (no retry: it would fail
   # again), the others are written once each.
   written = []
@@ -179,6 +194,11 @@ def test_a_job_that_fails_stops_the_run_and_keeps_what_was_written(
   with pytest.raises(ValueError, match="unique"):
     ray_jobs.run(int, [("a", "1"), ("a", "2")], print,
                  address=cluster.address)
+  # A result computed by other code than the driver's is refused.
+  monkeypatch.setattr(ray_jobs, "code_version", lambda: ("0", "f" * 40))
+  with pytest.raises(ray_jobs.JobError, match="driver's code"):
+    ray_jobs.run(int, [("one", "1")], print, address=cluster.address,
+                 log=lambda line: None)
 
 
 def test_without_ray_the_package_never_imports_it_and_ray_is_named(

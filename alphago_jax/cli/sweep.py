@@ -23,9 +23,9 @@ Writes `config.json`, `jobs/`, `results.csv`, `elo.csv`, `table.md` and
 stopped when the same command (or `--resume DIR`) is run again; finished
 jobs are never replayed. The same command started twice plays with two
 processes: each takes the next job nobody plays. `--ray ADDRESS` plays the
-jobs on a Ray cluster (the optional extra `ray`; docs/guides/cluster.md):
-the same jobs with the same keys and seeds, so the same results, each
-written here as it comes back.
+jobs on a Ray cluster instead (the optional extra `ray`; docs/ablations.md,
+"On a cluster of several machines"): the same jobs with the same keys and
+seeds, so the same results, each written here as it comes back.
 """
 
 from __future__ import annotations
