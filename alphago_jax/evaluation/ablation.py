@@ -39,15 +39,16 @@ so both kinds have the same shape and the whole ablation compiles once.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
-atomically when the job ends; `<job>.lock` while a process plays it, so
-that several processes can share a run), `games/<job>-<game>.sgf` (one SGF
-per game, `evaluation.ablation_games`, written just before the job's
-record) and, rewritten from the finished jobs after each one,
-`results.csv` (one row per pairing), `elo.csv`, `table.md` and
-`plot.png`. A job's key and GNU Go seeds derive from the seed, its level and
-its index alone, so a killed run restarted with the same config replays the
-unfinished job from its start and plays exactly the games of an
-uninterrupted run, none counted twice.
+atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
+process plays it, so that several processes of one machine can share a
+run; a lock from another machine is never taken over),
+`games/<job>-<game>.sgf` (one SGF per game, `evaluation.ablation_games`,
+written just before the job's record) and, rewritten from the finished
+jobs after each one, `results.csv` (one row per pairing), `elo.csv`,
+`table.md` and `plot.png`. A job's key and GNU Go seeds derive from the
+seed, its level and its index alone, so a killed run restarted with the
+same config replays the unfinished job from its start and plays exactly
+the games of an uninterrupted run, none counted twice.
 
 **On a cluster.** `run_ablation(..., ray_address=...)` (`alphago-jax sweep
 --ray ADDRESS`) plays the same jobs as tasks on a Ray cluster
@@ -66,6 +67,7 @@ import json
 import math
 import os
 import resource
+import socket
 import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
@@ -651,10 +653,21 @@ def finished_jobs(run_dir: str, config: AblationConfig,
   return done
 
 
+def _held(holder: str) -> bool:
+  """Whether a lock's holder, `PID@HOST` (or a bare PID, this machine's),
+  may still be playing: a live process here, or any process on another
+  machine (whose processes this one cannot see: such a lock is left for
+  its own machine, or a person, to remove)."""
+  pid, _, host = holder.partition("@")
+  if host and host != socket.gethostname():
+    return True
+  return pid.isdigit() and _alive(int(pid))
+
+
 def _claim(run_dir: str, name: str) -> Optional[str]:
   """Takes job `name` for this process: creates `jobs/<name>.lock` holding
-  our pid, replacing a lock whose process is gone. Returns its path, or
-  None when a live process holds the job."""
+  `PID@HOST`, replacing a lock whose process here is gone. Returns its
+  path, or None when the job is held (`_held`)."""
   path = os.path.join(run_dir, JOBS_DIR, f"{name}.lock")
   for _ in range(2):
     try:
@@ -665,7 +678,7 @@ def _claim(run_dir: str, name: str) -> Optional[str]:
           holder = f.read().strip()
       except FileNotFoundError:
         continue  # Released meanwhile: try again.
-      if holder.isdigit() and _alive(int(holder)):
+      if _held(holder):
         return None
       try:  # Left by a killed run.
         os.remove(path)
@@ -673,7 +686,7 @@ def _claim(run_dir: str, name: str) -> Optional[str]:
         pass
       continue
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-      f.write(str(os.getpid()))
+      f.write(f"{os.getpid()}@{socket.gethostname()}")
     return path
   return None
 
