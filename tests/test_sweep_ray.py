@@ -2,10 +2,10 @@
 
 One local cluster of two one-CPU nodes on this machine
 (`ray.cluster_utils.Cluster`, shared by the file's tests) plays a small
-sweep, round robin and GNU Go jobs: its tables and game records equal a
-local run's of the same command; a worker killed in the middle of a job has
-the job played again, every game once; and the package never imports Ray
-unless `--ray` is given."""
+sweep (round robin; with GNU Go in a slow test): its tables and game
+records equal a local run's of the same command; a worker killed in the
+middle of a job has the job played again, every game once; and the package
+never imports Ray unless `--ray` is given."""
 
 import contextlib
 import io
@@ -26,11 +26,15 @@ from alphago_jax.evaluation import ablation
 from alphago_jax.evaluation import ablation_report as report
 
 # Three variants at λ = 0 (no rollouts compiled), 4 simulations, games cut
-# at 12 plies: one round-robin job and one against GNU Go level 1, 12 games
-# in all (tests/test_ablation.py's quick run: the same compiled programs).
+# at 12 plies: two round-robin jobs of 6 games (one compiled program).
 SWEEP = ["sweep", "custom", "--grid", "c_puct=1,2,5", "--mixing", "0",
-         "--quick", "--no-plot"]
-JOBS = ["gnugo1-000", "rr-000"]
+         "--quick", "--no-plot", "--gnugo-levels", "--round-robin-games", "4"]
+JOBS = ["rr-000", "rr-001"]
+# With GNU Go (the slow test): tests/test_ablation.py's quick run, one
+# round-robin job and one against GNU Go level 1.
+GNUGO_SWEEP = ["sweep", "custom", "--grid", "c_puct=1,2,5", "--mixing", "0",
+               "--quick", "--no-plot"]
+GNUGO_JOBS = ["gnugo1-000", "rr-000"]
 # What a job's record holds that depends on the machine, not the games.
 TIMING = ("seconds", "cpu_seconds", "gnugo_cpu_seconds")
 
@@ -94,10 +98,10 @@ def outputs(run_dir):
   return jobs, games, files
 
 
-def check_complete(run_dir):
+def check_complete(run_dir, names=tuple(JOBS)):
   """Every planned game once: one record per job, one SGF per game."""
   jobs, games, _ = outputs(run_dir)
-  assert jobs == [f"{name}.json" for name in JOBS]
+  assert jobs == [f"{name}.json" for name in names]
   _, config = ablation.read_config(run_dir)
   summary = report.summarize(config, ablation.finished_jobs(
       run_dir, config).values())
@@ -137,21 +141,27 @@ def _kill_when_running(title, after, stop, killed):
 
 @pytest.fixture(scope="module")
 def ray_run(cluster, local_run, tmp_path_factory):
-  """The sweep on the cluster, the worker of job rr-000 killed (SIGKILL)
+  """The sweep on the cluster, the worker of job rr-001 killed (SIGKILL)
   once it has played a second; with the pids killed and what it printed."""
   out = str(tmp_path_factory.mktemp("sweep") / "ray")
+  return (out, *_run_killing(SWEEP, out, cluster, "rr-001"))
+
+
+def _run_killing(command, out, cluster, job):
+  """Runs `command` on `cluster`, killing the worker of `job` a second
+  into it; returns the pids killed and what the command printed."""
   stop, killed = threading.Event(), []
   killer = threading.Thread(target=_kill_when_running,
-                            args=("ray::job rr-000", 1.0, stop, killed))
+                            args=(f"ray::job {job}", 1.0, stop, killed))
   printed = io.StringIO()
   killer.start()
   try:
     with contextlib.redirect_stdout(printed):
-      assert cli([*SWEEP, "--output", out, "--ray", cluster.address]) == 0
+      assert cli([*command, "--output", out, "--ray", cluster.address]) == 0
   finally:
     stop.set()
     killer.join()
-  return out, killed, printed.getvalue()
+  return killed, printed.getvalue()
 
 
 def test_ray_sweep_writes_the_tables_and_games_of_the_local_run(
@@ -165,8 +175,8 @@ def test_ray_sweep_writes_the_tables_and_games_of_the_local_run(
 def test_worker_killed_mid_job_has_its_job_replayed_every_game_once(
     ray_run):
   out, killed, _ = ray_run
-  assert len(killed) == 1  # rr-000's worker died in the middle of it ...
-  check_complete(out)  # ... and rr-000 was played again, and written once.
+  assert len(killed) == 1  # rr-001's worker died in the middle of it ...
+  check_complete(out)  # ... and rr-001 was played again, and written once.
 
 
 def test_rerun_resumes_with_nothing_sent_or_rewritten(ray_run, cluster,
@@ -179,6 +189,18 @@ def test_rerun_resumes_with_nothing_sent_or_rewritten(ray_run, cluster,
   assert records == {name: os.stat(os.path.join(out, "jobs", f"{name}.json"))
                      .st_mtime_ns for name in JOBS}
   check_complete(out)
+
+
+@pytest.mark.slow
+def test_gnugo_jobs_on_the_cluster_equal_the_local_run(cluster, tmp_path):
+  # GNU Go runs as a child of the worker: the worker of the GNU Go job is
+  # killed mid-job too, and the job replayed with the same GNU Go seeds.
+  local, out = str(tmp_path / "local"), str(tmp_path / "ray")
+  assert cli([*GNUGO_SWEEP, "--output", local]) == 0
+  killed, printed = _run_killing(GNUGO_SWEEP, out, cluster, "gnugo1-000")
+  assert len(killed) == 1 and "ray: 2 jobs sent" in printed
+  check_complete(out, GNUGO_JOBS)
+  assert outputs(out) == outputs(local)
 
 
 def test_a_job_that_fails_stops_the_run_and_keeps_what_was_written(
