@@ -18,7 +18,6 @@ import threading
 import time
 
 import pytest
-from ray.cluster_utils import Cluster
 
 from alphago_jax.cli.main import main as cli
 from alphago_jax.core import ray_jobs
@@ -40,6 +39,8 @@ TIMING = ("seconds", "cpu_seconds", "gnugo_cpu_seconds")
 
 
 def _start_cluster(nodes):
+  # Imported here: collecting the suite need not load Ray.
+  from ray.cluster_utils import Cluster  # pylint: disable=import-outside-toplevel
   cluster = Cluster(initialize_head=True, head_node_args={
       "num_cpus": 1, "include_dashboard": False})
   try:

@@ -90,19 +90,23 @@ def run(fn: Callable[[Any], Any], jobs: Sequence[Tuple[str, Any]],
   ray = _import_ray()
   connected = ray.is_initialized()
   if not connected:
-    ray.init(address=address, logging_level=logging.WARNING,
-             log_to_driver=True)
+    try:
+      ray.init(address=address, logging_level=logging.WARNING,
+               log_to_driver=True)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+      raise ValueError(f"no Ray cluster at {address!r} ({e}); start one "
+                       f"with `ray start --head`") from None
   here = code_version()
-  task = ray.remote(max_retries=max_retries, retry_exceptions=False,
-                    num_cpus=num_cpus)(_task)
-  # Each task is named after its job: `ray list tasks` shows it, and its
-  # worker's process title is `ray::job NAME` while it runs it.
-  pending = {task.options(name=f"job {name}").remote(fn, argument): name
-             for name, argument in jobs}
-  log(f"ray: {len(pending)} jobs sent to {address} "
-      f"({ray.cluster_resources().get('CPU', 0):g} CPUs)")
-  written = 0
+  pending, written = {}, 0
   try:
+    task = ray.remote(max_retries=max_retries, retry_exceptions=False,
+                      num_cpus=num_cpus)(_task)
+    # Each task is named after its job: `ray list tasks` shows it, and its
+    # worker's process title is `ray::job NAME` while it runs it.
+    pending = {task.options(name=f"job {name}").remote(fn, argument): name
+               for name, argument in jobs}
+    log(f"ray: {len(pending)} jobs sent to {address} "
+        f"({ray.cluster_resources().get('CPU', 0):g} CPUs)")
     while pending:
       [ref], _ = ray.wait(list(pending), num_returns=1)
       name = pending.pop(ref)
@@ -118,8 +122,10 @@ def run(fn: Callable[[Any], Any], jobs: Sequence[Tuple[str, Any]],
       write(name, result)
       written += 1
   finally:
-    for ref in pending:
-      ray.cancel(ref, force=True)
-    if not connected:
-      ray.shutdown()
+    try:
+      for ref in pending:
+        ray.cancel(ref, force=True)
+    finally:
+      if not connected:
+        ray.shutdown()
   return written
