@@ -64,6 +64,7 @@ LONG_FIRST = (
     "tests/test_supervised.py",
     "tests/test_sweep.py",
     "tests/test_ablation.py",
+    "tests/test_sweep_ray.py",
     "tests/test_faults.py",
     "tests/test_wheel.py::test_wheel_installs",
     "tests/test_cli.py",

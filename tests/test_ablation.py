@@ -10,6 +10,7 @@ import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -590,3 +591,22 @@ def test_job_with_games_gnugo_did_not_finish_is_read_back(tmp_path):
     write(**bad)
     with pytest.raises(ValueError, match="damaged"):
       ablation.finished_jobs(str(tmp_path), config)
+
+
+def test_a_lock_from_another_machine_is_never_taken_over(tmp_path):
+  # A job's lock holds PID@HOST: one of a dead process of this machine (or
+  # a bare pid, as older runs wrote) is a killed run's and is taken over;
+  # one of another machine is left alone (its process cannot be seen here).
+  (tmp_path / "jobs").mkdir()
+  lock = tmp_path / "jobs" / "rr-000.lock"
+  here = socket.gethostname()
+  dead = subprocess.Popen(["true"])
+  dead.wait()
+  for holder, taken in ((f"{dead.pid}@{here}", True), (str(dead.pid), True),
+                        (f"{os.getpid()}@{here}", False),
+                        (str(os.getpid()), False),
+                        (f"{dead.pid}@not-{here}", False)):
+    lock.write_text(holder)
+    path = ablation._claim(str(tmp_path), "rr-000")
+    assert (path is not None) == taken, holder
+    assert lock.read_text() == (f"{os.getpid()}@{here}" if taken else holder)

@@ -34,7 +34,7 @@ def test_the_test_command_is_what_ci_runs():
   with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
     ci = f.read()
   command = ('python3 -m venv .venv && .venv/bin/pip install -q -e '
-             '".[dev,bench]" && .venv/bin/python -m pytest')
+             '".[dev,bench,ray]" && .venv/bin/python -m pytest')
   assert command in _readme()
   assert command in ci
 

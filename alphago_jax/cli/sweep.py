@@ -7,6 +7,7 @@ anchored on GNU Go (`evaluation.ablation`).
     alphago-jax sweep custom --grid c_puct=1,5 mixing=0,1 --output DIR
     alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
     alphago-jax sweep --resume runs/lambda
+    alphago-jax sweep lambda --output runs/lambda --ray HEAD:6379
 
 Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
 (c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
@@ -21,7 +22,10 @@ Writes `config.json`, `jobs/`, `results.csv`, `elo.csv`, `table.md` and
 `plot.png` into the output directory. A killed run continues where it
 stopped when the same command (or `--resume DIR`) is run again; finished
 jobs are never replayed. The same command started twice plays with two
-processes: each takes the next job nobody plays.
+processes: each takes the next job nobody plays. `--ray ADDRESS` plays the
+jobs on a Ray cluster instead (the optional extra `ray`; docs/ablations.md,
+"On a cluster of several machines"): the same jobs with the same keys and
+seeds, so the same results, each written here as it comes back.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import List, Literal, Optional, Tuple
 import tyro
 
 from alphago_jax.cli import parsing
+from alphago_jax.core import ray_jobs
 from alphago_jax.engines import find_gnugo
 from alphago_jax.evaluation import ablation, ablation_report
 
@@ -41,7 +46,8 @@ EXAMPLES = """examples:
   alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
   alphago-jax sweep custom --grid c_puct=1,5 --mixing 0 --output runs/x --quick
   alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
-  alphago-jax sweep --resume runs/lambda"""
+  alphago-jax sweep --resume runs/lambda
+  alphago-jax sweep lambda --output runs/lambda --ray HEAD:6379"""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -83,6 +89,9 @@ class SweepArgs:
       selection over the same leaves), or any registered one.
     max_jobs: stop after this many jobs (the run stays resumable).
     plot: draw plot.png.
+    ray: play the jobs on the Ray cluster at this address (HOST:PORT of
+      `ray start --head`, or auto on a node of the cluster); needs the
+      extra `ray`.
   """
   preset: tyro.conf.Positional[
       Optional[Literal["lambda", "c-puct", "custom"]]] = None
@@ -112,12 +121,13 @@ class SweepArgs:
   variant: Optional[str] = None
   max_jobs: Optional[int] = None
   plot: bool = True
+  ray: Optional[str] = None
 
 
 # Options that are AblationConfig fields under another name.
 _RENAMED = {"simulations": "num_simulations"}
 _NOT_CONFIG = ("preset", "output", "resume", "grid", "quick", "max_jobs",
-               "plot")
+               "plot", "ray")
 
 
 def parse_grid(items) -> Tuple[Tuple[str, Tuple[float, ...]], ...]:
@@ -200,6 +210,9 @@ def main(argv: List[str]) -> int:
       output = args.output
     if args.max_jobs is not None and args.max_jobs < 0:
       raise ValueError(f"--max-jobs must be >= 0, got {args.max_jobs}")
+    if args.ray is not None and not args.ray.strip():
+      raise ValueError("--ray needs the cluster's address (HOST:PORT, or "
+                       "auto on one of its nodes)")
     if config.gnugo_levels and find_gnugo() is None:
       raise ValueError("GNU Go is not installed (apt-get install gnugo), "
                        "or run the round robin alone: --gnugo-levels")
@@ -211,8 +224,9 @@ def main(argv: List[str]) -> int:
   try:
     summary = ablation.run_ablation(
         config, output, stage=stage, max_jobs=args.max_jobs,
-        plot=args.plot, log=lambda line: print(line, flush=True))
-  except (ValueError, FileNotFoundError) as e:
+        plot=args.plot, log=lambda line: print(line, flush=True),
+        ray_address=args.ray)
+  except (ValueError, FileNotFoundError, ray_jobs.JobError) as e:
     return parsing.fail(str(e))
   print(ablation_report.table_markdown(summary))
   if summary.complete:

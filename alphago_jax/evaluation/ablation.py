@@ -39,15 +39,23 @@ so both kinds have the same shape and the whole ablation compiles once.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
-atomically when the job ends; `<job>.lock` while a process plays it, so
-that several processes can share a run), `games/<job>-<game>.sgf` (one SGF
-per game, `evaluation.ablation_games`, written just before the job's
-record) and, rewritten from the finished jobs after each one,
-`results.csv` (one row per pairing), `elo.csv`, `table.md` and
-`plot.png`. A job's key and GNU Go seeds derive from the seed, its level and
-its index alone, so a killed run restarted with the same config replays the
-unfinished job from its start and plays exactly the games of an
-uninterrupted run, none counted twice.
+atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
+process plays it, so that several processes of one machine can share a
+run; a lock from another machine is never taken over),
+`games/<job>-<game>.sgf` (one SGF per game, `evaluation.ablation_games`,
+written just before the job's record) and, rewritten from the finished
+jobs after each one, `results.csv` (one row per pairing), `elo.csv`,
+`table.md` and `plot.png`. A job's key and GNU Go seeds derive from the
+seed, its level and its index alone, so a killed run restarted with the
+same config replays the unfinished job from its start and plays exactly
+the games of an uninterrupted run, none counted twice.
+
+**On a cluster.** `run_ablation(..., ray_address=...)` (`alphago-jax sweep
+--ray ADDRESS`) plays the same jobs as tasks on a Ray cluster
+(`core.ray_jobs`): the workers only play; this process writes each job's
+SGFs and record as it comes back, so every file is written by one process
+on one machine, as by a local run, and a worker killed mid-job leaves
+nothing behind (Ray replays its job from the start, with the same keys).
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ import json
 import math
 import os
 import resource
+import socket
 import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
@@ -67,7 +76,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax.core import config_codec, rundir
+from alphago_jax.core import config_codec, ray_jobs, rundir
 from alphago_jax.core.atomic_files import (read_json, temporary_writer,
                                            write_atomic)
 from alphago_jax.core.checks import check_int
@@ -644,10 +653,21 @@ def finished_jobs(run_dir: str, config: AblationConfig,
   return done
 
 
+def _held(holder: str) -> bool:
+  """Whether a lock's holder, `PID@HOST` (or a bare PID, this machine's),
+  may still be playing: a live process here, or any process on another
+  machine (whose processes this one cannot see: such a lock is left for
+  its own machine, or a person, to remove)."""
+  pid, _, host = holder.partition("@")
+  if host and host != socket.gethostname():
+    return True
+  return pid.isdigit() and _alive(int(pid))
+
+
 def _claim(run_dir: str, name: str) -> Optional[str]:
   """Takes job `name` for this process: creates `jobs/<name>.lock` holding
-  our pid, replacing a lock whose process is gone. Returns its path, or
-  None when a live process holds the job."""
+  `PID@HOST`, replacing a lock whose process here is gone. Returns its
+  path, or None when the job is held (`_held`)."""
   path = os.path.join(run_dir, JOBS_DIR, f"{name}.lock")
   for _ in range(2):
     try:
@@ -658,7 +678,7 @@ def _claim(run_dir: str, name: str) -> Optional[str]:
           holder = f.read().strip()
       except FileNotFoundError:
         continue  # Released meanwhile: try again.
-      if holder.isdigit() and _alive(int(holder)):
+      if _held(holder):
         return None
       try:  # Left by a killed run.
         os.remove(path)
@@ -666,15 +686,48 @@ def _claim(run_dir: str, name: str) -> Optional[str]:
         pass
       continue
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-      f.write(str(os.getpid()))
+      f.write(f"{os.getpid()}@{socket.gethostname()}")
     return path
   return None
 
 
+def play_remote(argument: Tuple[AblationConfig, Job]) -> Dict[str, Any]:
+  """`play_job` of `(config, job)` on a cluster node (`core.ray_jobs`):
+  the node loads the network itself (once per worker process)."""
+  config, job = argument
+  return play_job(config, job)
+
+
+def _store_job(run_dir: str, config: AblationConfig, job: Job,
+               record: Dict[str, Any]) -> None:
+  """Writes a played job: its SGFs first (a job whose record exists has
+  its games written), then `jobs/<job>.json`, atomically."""
+  match_sgf.write_games(os.path.join(run_dir, match_sgf.GAMES_DIR),
+                        ablation_games.job_games(config, job, record))
+  write_atomic(os.path.join(run_dir, JOBS_DIR, f"{job.name}.json"),
+               json.dumps(record, allow_nan=False) + "\n")
+
+
+def _report_job(run_dir: str, config: AblationConfig, network: str,
+                record: Dict[str, Any], where: str, plot: bool,
+                log: Callable[[str], None]) -> None:
+  """Rewrites the outputs from every job finished on disk and logs the
+  job just written."""
+  summary = summarize(config, finished_jobs(run_dir, config,
+                                            network).values())
+  write_outputs(summary, run_dir, plot=plot)
+  games = max(1, len(record["games"]))
+  log(f"{where} {record['job']}: {len(record['games'])} games in "
+      f"{record['seconds']:.0f} s (our CPU "
+      f"{record['cpu_seconds'] / games:.2f} s/game, GNU Go "
+      f"{record['gnugo_cpu_seconds'] / games:.2f} s/game); "
+      f"{summary.games_played}/{summary.games_planned} games")
+
+
 def run_ablation(config: AblationConfig, run_dir: str, *,
                  stage: str = "custom", max_jobs: Optional[int] = None,
-                 log: Callable[[str], None] = print, plot: bool = True
-                 ) -> Summary:
+                 log: Callable[[str], None] = print, plot: bool = True,
+                 ray_address: Optional[str] = None) -> Summary:
   """Plays the ablation's unfinished jobs in `run_dir`, writing the outputs
   after each (module docstring).
 
@@ -682,6 +735,12 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
   once: each takes the next job that is neither finished nor held by
   another live process (`jobs/<job>.lock`), and writes the outputs from
   every job finished on disk.
+
+  With `ray_address`, the jobs are played on that Ray cluster instead
+  (`core.ray_jobs`): this process claims every unfinished job, sends them
+  all, and writes each record as it comes back, exactly as a local run
+  would have written it (the same keys and seeds), so the outputs are the
+  same. A job whose worker dies is played again from its start.
 
   Args:
     config: the ablation.
@@ -691,6 +750,7 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
     max_jobs: stop after playing this many jobs (None: all).
     log: progress lines.
     plot: also draw plot.png.
+    ray_address: a Ray cluster's address (None: play here).
 
   Returns:
     the `Summary` of every job finished on disk.
@@ -706,6 +766,18 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
   done = finished_jobs(run_dir, config, network.name)
   if done:
     log(f"resuming {run_dir}: {len(done)} of {len(jobs)} jobs done")
+  if ray_address is not None:
+    _run_on_ray(config, run_dir, network.name, jobs, done, max_jobs,
+                ray_address, log, plot)
+  else:
+    _run_here(config, run_dir, network, jobs, done, max_jobs, log, plot)
+  summary = summarize(config, finished_jobs(run_dir, config,
+                                            network.name).values())
+  write_outputs(summary, run_dir, plot=plot)
+  return summary
+
+
+def _run_here(config, run_dir, network, jobs, done, max_jobs, log, plot):
   played = 0
   for n, job in enumerate(jobs):
     if job.name in done:
@@ -721,26 +793,56 @@ def run_ablation(config: AblationConfig, run_dir: str, *,
       if os.path.exists(path):
         continue  # Finished by another process since we last looked.
       record = play_job(config, job, network)
-      # The SGFs first: a job whose record exists has its games written.
-      match_sgf.write_games(os.path.join(run_dir, match_sgf.GAMES_DIR),
-                            ablation_games.job_games(config, job, record))
-      write_atomic(path, json.dumps(record, allow_nan=False) + "\n")
+      _store_job(run_dir, config, job, record)
     finally:
       os.remove(lock)
     played += 1
-    done = finished_jobs(run_dir, config, network.name)
-    summary = summarize(config, done.values())
-    write_outputs(summary, run_dir, plot=plot)
-    games = len(record["games"])
-    log(f"[{n + 1}/{len(jobs)}] {job.name}: {games} games in "
-        f"{record['seconds']:.0f} s (our CPU "
-        f"{record['cpu_seconds'] / games:.2f} s/game, GNU Go "
-        f"{record['gnugo_cpu_seconds'] / games:.2f} s/game); "
-        f"{summary.games_played}/{summary.games_planned} games")
-  summary = summarize(config, finished_jobs(run_dir, config,
-                                            network.name).values())
-  write_outputs(summary, run_dir, plot=plot)
-  return summary
+    _report_job(run_dir, config, network.name, record,
+                f"[{n + 1}/{len(jobs)}]", plot, log)
+
+
+def _run_on_ray(config, run_dir, network_name, jobs, done, max_jobs,
+                address, log, plot):
+  # The driver holds the lock of every job it sent until the job's record
+  # is written, so that local processes sharing the run directory on this
+  # machine leave them alone.
+  locks, sent = {}, {}
+  try:
+    for job in jobs:
+      if job.name in done:
+        continue
+      if max_jobs is not None and len(sent) >= max_jobs:
+        break
+      lock = _claim(run_dir, job.name)
+      if lock is None:
+        log(f"{job.name}: played by another process")
+        continue
+      if os.path.exists(os.path.join(run_dir, JOBS_DIR, f"{job.name}.json")):
+        os.remove(lock)  # Finished by another process since we looked.
+        continue
+      locks[job.name], sent[job.name] = lock, job
+    count = [0]
+
+    def write(name, record):
+      if record.get("job") != name or record.get("network") != network_name:
+        raise ray_jobs.JobError(
+            f"job {name}: the cluster returned job {record.get('job')!r} "
+            f"played by {record.get('network')!r}, expected {network_name}")
+      _store_job(run_dir, config, sent[name], record)
+      os.remove(locks.pop(name))
+      count[0] += 1
+      _report_job(run_dir, config, network_name, record,
+                  f"[{count[0]}/{len(sent)}]", plot, log)
+
+    ray_jobs.run(play_remote, [(name, (config, job))
+                               for name, job in sent.items()],
+                 write, address=address, log=log)
+  finally:
+    for lock in locks.values():
+      try:
+        os.remove(lock)
+      except FileNotFoundError:
+        pass
 
 
 # -- Presets -------------------------------------------------------------------
