@@ -31,7 +31,8 @@ from typing import Any, Optional, Tuple
 from alphago_jax import search, training
 from alphago_jax.training.state import variables_of
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
-                                             latest_step, restore_checkpoint)
+                                             latest_step, restore_checkpoint,
+                                             template_of)
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun
 from alphago_jax.core import rundir
 from alphago_jax.core.config_codec import RunConfigError
@@ -85,7 +86,8 @@ def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
       variables, iteration = snapshots.load(snaps[-1][1],
                                             architecture=architecture)
     elif step is not None:
-      template = training.init_train_state(game, config, 0)
+      template = template_of(
+          lambda: training.init_train_state(game, config, 0))
       state = restore_checkpoint(ckpts, template,
                                           architecture=architecture)
       variables, iteration = variables_of(state), int(

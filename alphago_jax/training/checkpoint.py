@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import jax
+import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 from alphago_jax.training.state import TrainState
@@ -112,6 +113,14 @@ def read_metadata(directory, step: Optional[int] = None) -> Dict[str, Any]:
     restored = mngr.restore(step, args=ocp.args.Composite(
         metadata=ocp.args.JsonRestore()))
     return dict(restored["metadata"])
+
+
+def template_of(make_state: Callable[[], TrainState]) -> TrainState:
+  """A state of `make_state()`'s structure, shapes and dtypes, all zeros,
+  to restore a checkpoint into: traced abstractly (`jax.eval_shape`), so
+  no network is initialised and nothing but the zeros is computed."""
+  shapes = jax.eval_shape(make_state)
+  return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
 
 
 def restore_checkpoint(directory, template: TrainState, *,

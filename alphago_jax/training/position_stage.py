@@ -384,7 +384,8 @@ def load_network(checkpoint_dir, *, step: Optional[int],
           ValueError) as e:
     raise ckpt.CheckpointMismatchError(
         f"checkpoint {checkpoint_dir}: {e}") from None
-  state = ckpt.restore_checkpoint(checkpoint_dir, init_state(config, 0),
+  state = ckpt.restore_checkpoint(checkpoint_dir,
+                                  ckpt.template_of(lambda: init_state(config, 0)),
                                   architecture=config.architecture(),
                                   step=step)
   return config.model, variables_of(state), int(state.iteration)

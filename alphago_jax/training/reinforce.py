@@ -615,8 +615,7 @@ def load_rl_policy(checkpoint_dir, *, step: Optional[int] = None
   except (KeyError, TypeError, ValueError) as e:
     raise ckpt.CheckpointMismatchError(
         f"checkpoint {checkpoint_dir}: {e}") from None
-  template = jax.eval_shape(lambda: init_reinforce_state(config, 0))
-  template = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), template)
+  template = ckpt.template_of(lambda: init_reinforce_state(config, 0))
   state = ckpt.restore_checkpoint(checkpoint_dir, template,
                                   architecture=config.architecture(),
                                   step=step)
