@@ -407,11 +407,6 @@ def test_arena_plays_othello(capsys):
   assert result["wins"] + result["draws"] + result["losses"] == 4
 
 
-# Compiling an Othello training iteration costs about 18 s on 2 cores; the
-# default suite trains tic-tac-toe and Go through the same command
-# (tests/test_cli.py, tests/test_training.py) and plays Othello through the
-# arena above.
-@pytest.mark.slow
 def test_train_othello_leaves_a_checkpoint_and_metrics(capsys, tmp_path):
   out = str(tmp_path / "run")
   status, _, err = run_cli(
