@@ -302,7 +302,7 @@ def held_out_key(seed: int, split: str) -> chex.PRNGKey:
 
 def train_key(seed: int) -> chex.PRNGKey:
   """The root of the training stream (step `s` plays from
-  `fold_in(train_key, s)`)."""
+  `fold_in(train_key, s)`; the state's `key`)."""
   return jax.random.fold_in(jax.random.key(seed), TRAIN)
 
 
@@ -346,15 +346,26 @@ def held_out_positions(game: go_lib.Go, teacher: Teacher, variables, *,
 def init_state(game: go_lib.Go, config: DistillConfig, seed: int
                ) -> TrainState:
   """A fresh run: random student, fresh optimiser, step 0, no buffer."""
-  init_key = jax.random.fold_in(jax.random.key(seed), 3)
-  network = make_network(game, config.model)
-  variables = init_variables(game, network, init_key)
-  state = TrainState(
-      params=variables["params"], batch_stats=variables["batch_stats"],
-      opt_state=optim.make_optimizer(config).init(variables["params"]),
-      buffer=None, key=jax.random.key_data(train_key(seed)),
-      iteration=jnp.int32(0))
+  state = _init_fn(game, config)(jax.random.key(seed))
   return jax.device_put(state, jax.local_devices()[0])
+
+
+@functools.lru_cache(maxsize=8)
+def _init_fn(game: go_lib.Go, config: DistillConfig):
+  """Jitted `root key -> fresh state` (one compiled program instead of
+  the many small eager ones of an initialisation)."""
+  network = make_network(game, config.model)
+
+  @jax.jit
+  def init(root):
+    variables = init_variables(game, network, jax.random.fold_in(root, 3))
+    return TrainState(
+        params=variables["params"], batch_stats=variables["batch_stats"],
+        opt_state=optim.make_optimizer(config).init(variables["params"]),
+        buffer=None,
+        key=jax.random.key_data(jax.random.fold_in(root, TRAIN)),
+        iteration=jnp.int32(0))
+  return init
 
 
 @functools.lru_cache(maxsize=8)
