@@ -317,17 +317,19 @@ def held_out_positions(game: go_lib.Go, teacher: Teacher, variables, *,
                        seed: int, split: str, num_games: int,
                        temperature: float = 1.0,
                        max_moves: Optional[int] = None,
-                       batch_games: int = 64) -> Sample:
+                       batch_games: int = 64, with_games: bool = False):
   """Every position of `num_games` held-out games of `split` (host arrays
   `[P, ...]`), played as the training games are, in batches of at most
   `batch_games` (batch `i` from `fold_in(held_out_key(seed, split), i)`).
+  With `with_games`, also each position's game (int `[P]`, for intervals
+  that treat games as the independent draws).
   """
   check_int("num_games", num_games, 2)
   if num_games % 2:
     raise ValueError(f"num_games must be even, got {num_games}")
   root = held_out_key(seed, split)
-  parts = []
-  left, index = num_games, 0
+  parts, games = [], []
+  left, index, first = num_games, 0, 0
   while left > 0:
     size = min(left, batch_games)
     size += size % 2
@@ -336,9 +338,12 @@ def held_out_positions(game: go_lib.Go, teacher: Teacher, variables, *,
         play(variables, jax.random.fold_in(root, index)))
     keep = np.flatnonzero(np.asarray(valid))
     parts.append(jax.tree.map(lambda x: np.asarray(x)[keep], sample))
+    games.append(first + keep % size)  # rows are ply-major
     left -= size
     index += 1
-  return jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
+    first += size
+  positions = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
+  return (positions, np.concatenate(games)) if with_games else positions
 
 
 # -- The stage ------------------------------------------------------------------
@@ -431,7 +436,7 @@ def _eval_fn(game: go_lib.Go, model: ResNetConfig):
   network = make_network(game, model)
 
   @jax.jit
-  def sums(variables, batch: Sample, valid):
+  def measures(variables, batch: Sample):
     logits, value = network.apply(variables, batch.observation,
                                   batch.legal_action_mask, train=False)
     log_p = jax.nn.log_softmax(logits)
@@ -439,38 +444,46 @@ def _eval_fn(game: go_lib.Go, model: ResNetConfig):
     cross = -jnp.sum(target * log_p, axis=-1)
     entropy = -jnp.sum(jnp.where(target > 0, target * jnp.log(
         jnp.where(target > 0, target, 1.0)), 0.0), axis=-1)
-    agree = jnp.argmax(logits, -1) == jnp.argmax(target, -1)
-    w = valid.astype(jnp.float32)
-    return {"agreement": jnp.sum(agree * w),
-            "cross_entropy": jnp.sum(cross * w),
-            "kl": jnp.sum((cross - entropy) * w),
-            "teacher_entropy": jnp.sum(entropy * w),
-            "value_mse": jnp.sum((value - batch.value) ** 2 * w),
-            "positions": jnp.sum(w)}
-  return sums
+    return {"agreement": (jnp.argmax(logits, -1) == jnp.argmax(target, -1)
+                          ).astype(jnp.float32),
+            "cross_entropy": cross, "kl": cross - entropy,
+            "teacher_entropy": entropy,
+            "value_sq_error": (value - batch.value) ** 2}
+  return measures
+
+
+def per_position(variables, game: go_lib.Go, model: ResNetConfig,
+                 positions: Sample, *, batch_size: int = 512
+                 ) -> Dict[str, np.ndarray]:
+  """The student (`variables`, inference mode) against the teachers'
+  targets on each of `positions` (host `Sample` `[P]`, as they stand):
+  `agreement` (1 where its top move is p_σ's), `cross_entropy` and `kl`
+  from p_σ's distribution, p_σ's own `teacher_entropy`, and
+  `value_sq_error` against v_θ; host arrays `[P]`."""
+  count = int(positions.value.shape[0])
+  if count == 0:
+    raise ValueError("distill: no positions to evaluate")
+  measures = _eval_fn(game, model)
+  parts: Dict[str, List[np.ndarray]] = {}
+  for start in range(0, count, batch_size):
+    index = np.arange(start, start + batch_size) % count  # pad the last
+    batch = jax.tree.map(lambda x: x[index], positions)
+    keep = min(batch_size, count - start)
+    for k, v in jax.device_get(measures(variables, batch)).items():
+      parts.setdefault(k, []).append(np.asarray(v)[:keep])
+  return {k: np.concatenate(v) for k, v in parts.items()}
 
 
 def evaluate(variables, game: go_lib.Go, model: ResNetConfig,
              positions: Sample, *, batch_size: int = 512) -> Dict[str, float]:
-  """The student (`variables`, inference mode) against the teachers'
-  targets on `positions` (host `Sample` `[P]`, as they stand): top-1
-  `agreement` with p_σ, `cross_entropy` and `kl` from p_σ's distribution,
-  p_σ's own `teacher_entropy`, `value_mse` against v_θ (means), and
-  `positions`."""
-  count = int(positions.value.shape[0])
-  if count == 0:
-    raise ValueError("distill.evaluate: no positions")
-  sums_fn = _eval_fn(game, model)
-  totals = None
-  for start in range(0, count, batch_size):
-    index = np.arange(start, start + batch_size) % count  # pad the last
-    batch = jax.tree.map(lambda x: x[index], positions)
-    valid = np.arange(start, start + batch_size) < count
-    sums = sums_fn(variables, batch, valid)
-    totals = sums if totals is None else jax.tree.map(jnp.add, totals, sums)
-  totals = {k: float(v) for k, v in jax.device_get(totals).items()}
-  n = totals.pop("positions")
-  return {**{k: v / n for k, v in totals.items()}, "positions": int(n)}
+  """The means of `per_position`: `agreement` (top-1 with p_σ),
+  `cross_entropy`, `kl`, `teacher_entropy`, `value_mse` (against v_θ),
+  and `positions`."""
+  values = per_position(variables, game, model, positions,
+                        batch_size=batch_size)
+  out = {k: float(np.mean(v)) for k, v in values.items()}
+  out["value_mse"] = out.pop("value_sq_error")
+  return {**out, "positions": int(positions.value.shape[0])}
 
 
 @dataclasses.dataclass(frozen=True)
