@@ -72,10 +72,10 @@ from alphago_jax.training.stage import Stage, StageRun, register, run_stage
 from alphago_jax.training.state import TrainState, variables_of
 
 STAGE = "distill"
-# `fold_in` tags of the run's root key: the training stream and the two
-# held-out splits draw from distinct keys, so no held-out game is one the
-# student trained on.
-TRAIN, VALIDATION, TEST = 0, 1, 2
+# `fold_in` tags of the run's root key: the training stream, the two
+# held-out splits and the student's initialisation draw from distinct
+# keys, so no held-out game is one the student trained on.
+TRAIN, VALIDATION, TEST, INIT = 0, 1, 2, 3
 SPLITS = {"validation": VALIDATION, "test": TEST}
 
 
@@ -363,7 +363,7 @@ def _init_fn(game: go_lib.Go, config: DistillConfig):
 
   @jax.jit
   def init(root):
-    variables = init_variables(game, network, jax.random.fold_in(root, 3))
+    variables = init_variables(game, network, jax.random.fold_in(root, INIT))
     return TrainState(
         params=variables["params"], batch_stats=variables["batch_stats"],
         opt_state=optim.make_optimizer(config).init(variables["params"]),
