@@ -11,7 +11,8 @@ Agent specs (for `arena` and `selfplay`):
                       noise, greedy), N simulations (default: the run's)
 
 DIR is a run directory (its latest snapshot, else its latest checkpoint),
-e.g. `checkpoints/go9`.
+e.g. `checkpoints/go9`, or a distillation run (`train distill`: its
+network under the game's own search settings).
 
 External engines, played over GTP from the host (`arena` only, Go only):
 
@@ -30,15 +31,17 @@ from typing import Any, Optional, Tuple
 
 from alphago_jax import search, training
 from alphago_jax.training.state import variables_of
+from alphago_jax.training import distill
 from alphago_jax.training.checkpoint import (CheckpointMismatchError,
-                                             latest_step, restore_checkpoint,
-                                             template_of)
+                                             latest_step, read_metadata,
+                                             restore_checkpoint, template_of)
 from alphago_jax.cli.configs import STAGES, AlphaZeroRun
 from alphago_jax.core import rundir
 from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.engines import gnugo_player
 from alphago_jax.models.resnet import make_evaluate_fn, make_network
 from alphago_jax.training import game_specs, snapshots
+from alphago_jax.zoo import loaders
 
 
 class SpecError(ValueError):
@@ -81,6 +84,8 @@ def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
   snaps = snapshots.list_snapshots(os.path.join(run_dir, "snapshots"))
   ckpts = os.path.join(run_dir, "checkpoints")
   step = latest_step(ckpts)
+  if step is not None and read_metadata(ckpts).get("stage") == distill.STAGE:
+    return _distilled(run_dir, game, game_name)
   try:
     if snaps and (step is None or snaps[-1][0] >= step):
       variables, iteration = snapshots.load(snaps[-1][1],
@@ -98,6 +103,24 @@ def load_network(run_dir: str, game_name: str) -> Tuple[Any, Any, Any, int]:
     raise SpecError(f"{run_dir}: {e}") from None
   evaluate = make_evaluate_fn(make_network(game, config.model))
   return config, evaluate, variables, iteration
+
+
+def _distilled(run_dir: str, game, game_name: str):
+  """`load_network` of a distillation run: its student under the game's
+  preset search (the run trained no search of its own)."""
+  try:
+    network = loaders.load(run_dir, expect=("alphazero",))
+  except (FileNotFoundError, CheckpointMismatchError) as e:
+    raise SpecError(f"{run_dir}: {e}") from None
+  if (list(network.game.observation_shape) != list(game.observation_shape)
+      or network.metadata.get("num_actions") != game.num_actions):
+    raise SpecError(f"{run_dir}: its network plays observations "
+                    f"{list(network.game.observation_shape)}, {game_name} "
+                    f"has {list(game.observation_shape)}")
+  config = dataclasses.replace(game_specs.get(game_name).train(),
+                               model=network.model)
+  evaluate = make_evaluate_fn(make_network(game, network.model))
+  return config, evaluate, network.variables, network.step
 
 
 def _count(spec: str, text: str) -> int:

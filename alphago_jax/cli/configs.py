@@ -13,6 +13,7 @@ from typing import Annotated, Literal, Optional
 
 import tyro
 
+from alphago_jax.core import config_codec
 from alphago_jax.core.checks import check_bool, check_int, check_positive
 from alphago_jax.training import game_specs
 from alphago_jax.training.config import TrainConfig
@@ -46,6 +47,10 @@ class AlphaZeroRun:
       (games whose rules have them, e.g. Go).
     cpu_devices: XLA CPU devices (one per core uses every core; the games
       and batches are split over them). XLA_FLAGS wins where it sets one.
+    init_from: a run directory (a distillation, `train distill`, or an
+      AlphaZero run) whose latest network the run starts from instead of a
+      random one: the same model on the same game, or the run is refused;
+      the optimiser, buffer and iteration counter start fresh.
   """
   game: Annotated[AlphaZeroGame, tyro.conf.Fixed]
   train: TrainConfig
@@ -58,6 +63,7 @@ class AlphaZeroRun:
   stop_when_perfect: bool = False
   augment: bool = False
   cpu_devices: int = 1
+  init_from: Optional[str] = config_codec.omit_at_default(None)
 
   def __post_init__(self):
     try:
@@ -73,6 +79,10 @@ class AlphaZeroRun:
     check_int("eval_every", self.eval_every, 0)
     check_int("eval_games", self.eval_games, 1)
     check_int("cpu_devices", self.cpu_devices, 1)
+    if self.init_from is not None and (
+        not isinstance(self.init_from, str) or not self.init_from):
+      raise ValueError(f"init_from must be a run directory, got "
+                       f"{self.init_from!r}")
     if self.cpu_devices & (self.cpu_devices - 1):
       raise ValueError(f"cpu_devices must be a power of two, got "
                        f"{self.cpu_devices}")

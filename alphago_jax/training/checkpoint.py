@@ -163,3 +163,34 @@ def restore_checkpoint(directory, template: TrainState, *,
       opt_state=tree["opt_state"], key=tree["key"],
       iteration=tree["iteration"],
       buffer=tree["buffer"] if with_buffer else template.buffer)
+
+
+def restore_network(directory, template, *, step: Optional[int] = None):
+  """(metadata, variables, step) of a checkpoint's network alone: its
+  `{"params", "batch_stats"}`, restored into the structure of `template`
+  (variables of the same network, e.g. fresh ones), whatever else the
+  state holds (optimiser, buffer) left unread. The caller checks the
+  metadata.
+
+  Raises:
+    FileNotFoundError: no checkpoint in `directory`.
+  """
+  with _manager(directory) as mngr:
+    step = mngr.latest_step() if step is None else step
+    if step is None:
+      raise FileNotFoundError(f"no checkpoint in {directory}")
+    meta = dict(mngr.restore(step, args=ocp.args.Composite(
+        metadata=ocp.args.JsonRestore()))["metadata"])
+    meta.pop("with_buffer", None)
+    wanted = {k: template[k] for k in ("params", "batch_stats")}
+    # On this process's first device, wherever the run was saved from.
+    device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(
+        x.shape, x.dtype, sharding=device), wanted)
+    tree = mngr.restore(step, args=ocp.args.Composite(
+        state=ocp.args.PyTreeRestore(
+            abstract, partial_restore=True,
+            restore_args=ocp.checkpoint_utils.construct_restore_args(
+                abstract))))[
+            "state"]
+  return meta, {k: tree[k] for k in ("params", "batch_stats")}, int(step)

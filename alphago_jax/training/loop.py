@@ -55,13 +55,18 @@ def _check_mesh(config: TrainConfig, mesh: Optional[Mesh]) -> None:
 
 
 def init_train_state(game: game_base.Game, config: TrainConfig, seed: int, *,
-                     mesh: Optional[Mesh] = None) -> TrainState:
-  """A fresh run: random network, empty buffer, key from `seed`."""
+                     mesh: Optional[Mesh] = None,
+                     variables: Optional[chex.ArrayTree] = None
+                     ) -> TrainState:
+  """A fresh run: random network (or `variables`, `{"params",
+  "batch_stats"}` of the same network: `warm_start`), fresh optimiser,
+  empty buffer, key from `seed`, iteration 0."""
   config.check_game(game)
   _check_mesh(config, mesh)
   init_key, run_key = jax.random.split(jax.random.key(seed))
-  network = make_network(game, config.model)
-  variables = init_variables(game, network, init_key)
+  if variables is None:
+    network = make_network(game, config.model)
+    variables = init_variables(game, network, init_key)
   params = variables["params"]
   state = TrainState(
       params=params, batch_stats=variables["batch_stats"],
@@ -222,10 +227,12 @@ Evaluator = host_loop.Evaluator
 
 @dataclasses.dataclass(frozen=True)
 class AlphaZeroInputs:
-  """What an AlphaZero run reads besides its config: the game it plays and
-  how its replay samples are augmented."""
+  """What an AlphaZero run reads besides its config: the game it plays,
+  how its replay samples are augmented, and the network a new run starts
+  from (None: random; a resumed run starts from its checkpoint)."""
   game: game_base.Game
   augment: AugmentFn = identity_augment
+  init_variables: Optional[chex.ArrayTree] = None
 
 
 def _loop_defaults(run: StageRun) -> Dict[str, Any]:
@@ -245,7 +252,8 @@ def _loop_defaults(run: StageRun) -> Dict[str, Any]:
 TRAINING_STAGE = register(Stage(
     name="alphazero", config_type=TrainConfig,
     init=lambda run: init_train_state(run.inputs.game, run.config, run.seed,
-                                      mesh=run.mesh),
+                                      mesh=run.mesh,
+                                      variables=run.inputs.init_variables),
     make_step=lambda run, start: _make_step(run),
     architecture=lambda run: run.config.architecture(run.inputs.game),
     with_buffer=lambda run: run.config.save_buffer, loop_defaults=_loop_defaults))
@@ -260,7 +268,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
           resume: bool = True, log: Optional[Callable[[str], None]] = None,
           progress: bool = False, tensorboard: Optional[bool] = None,
           handle_signals: bool = False,
-          stall_seconds: Optional[float] = None
+          stall_seconds: Optional[float] = None,
+          init_variables: Optional[chex.ArrayTree] = None
           ) -> Tuple[TrainState, List[Dict[str, Any]]]:
   """Runs (or resumes) training up to `num_iterations` iterations (the
   `alphazero` stage in `stage.run_stage`).
@@ -287,6 +296,8 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
     stall_seconds: end the process with status `host_loop.STALL_EXIT_STATUS`
       when no iteration, evaluation or checkpoint finishes for this long (a
       hung XLA CPU collective cannot be interrupted otherwise); None: never.
+    init_variables: the network a new run starts from (`warm_start.
+      network_from_run`); None: random. A resumed run reads its own.
 
   Returns:
     the final state and the records of this call.
@@ -294,7 +305,7 @@ def train(game: game_base.Game, config: TrainConfig, *, seed: int,
   check_int("num_iterations", num_iterations, 0)
   return run_stage(
       TRAINING_STAGE, config, seed=seed, num_steps=num_iterations,
-      inputs=AlphaZeroInputs(game, augment), mesh=mesh,
+      inputs=AlphaZeroInputs(game, augment, init_variables), mesh=mesh,
       output_dir=output_dir, resume=resume, evaluator=evaluator,
       evaluate_every=evaluate_every, checkpoint_every=checkpoint_every,
       stop_when=stop_when, handle_signals=handle_signals, log=log,

@@ -3,7 +3,9 @@
 A network's folder says what it holds, so the caller never names the kind:
 
 * an AlphaZero run (`config.json` naming a game and a ResNet, the latest
-  of `snapshots/`): kind `"alphazero"`;
+  of `snapshots/`): kind `"alphazero"`; so is a distillation run
+  (`training.distill`: its latest checkpoint), whose network is the
+  loop's ResNet;
 * an orbax checkpoint whose metadata names its training stage: `"sl_policy"`
   (p_σ), `"rl_policy"` (p_ρ) or `"value_net"` (v_θ);
 * a p_π weights folder (`config.json` of kind `pattern_rollout_policy`):
@@ -21,8 +23,8 @@ from alphago_jax.games.go import Go
 from alphago_jax.models import rollout_policy
 from alphago_jax.models.resnet import (ResNetConfig, make_evaluate_fn,
                                        make_network)
-from alphago_jax.training import (checkpoint as ckpt, reinforce, snapshots,
-                                  supervised, value_net)
+from alphago_jax.training import (checkpoint as ckpt, distill, reinforce,
+                                  snapshots, supervised, value_net)
 from alphago_jax.training.checkpoint import CheckpointMismatchError
 
 KINDS = ("alphazero", "sl_policy", "rl_policy", "value_net",
@@ -98,6 +100,8 @@ def kind_of(directory: str) -> str:
     stage = ckpt.read_metadata(steps).get("stage")
     if stage in ("sl_policy", "rl_policy", value_net.STAGE):
       return "value_net" if stage == value_net.STAGE else stage
+    if stage == distill.STAGE:
+      return "alphazero"
   if "game" in config and "model" in config:
     return "alphazero"
   if not config and ckpt.latest_step(steps) is None:
@@ -131,6 +135,10 @@ def load(directory: str, *, expect: Tuple[str, ...] = KINDS) -> Network:
 
 
 def _alphazero(directory: str) -> Network:
+  steps = ckpt.steps_directory(directory)
+  if ckpt.latest_step(steps) is not None and ckpt.read_metadata(
+      steps).get("stage") == distill.STAGE:
+    return _distilled(directory)
   config_path = os.path.join(directory, "config.json")
   architecture = _read_json(config_path)
   shape = architecture.get("observation_shape")
@@ -153,6 +161,19 @@ def _alphazero(directory: str) -> Network:
   variables, _ = snapshots.load(path, architecture=architecture)
   return Network(kind="alphazero", directory=directory,
                  name=f"{label(directory)}@{iteration}", step=iteration,
+                 board_size=shape[0], model=model, variables=variables,
+                 game=game,
+                 evaluate=make_evaluate_fn(make_network(game, model)),
+                 metadata=architecture)
+
+
+def _distilled(directory: str) -> Network:
+  architecture, variables, step = distill.load_student(directory)
+  shape = architecture["observation_shape"]
+  model = ResNetConfig(**architecture["model"])
+  game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
+  return Network(kind="alphazero", directory=directory,
+                 name=f"{label(directory)}@{step}", step=step,
                  board_size=shape[0], model=model, variables=variables,
                  game=game,
                  evaluate=make_evaluate_fn(make_network(game, model)),

@@ -44,7 +44,8 @@ from alphago_jax.cli.stages.training_call import (RunFiles, check_positive,
 from alphago_jax.core import config_codec, rundir
 from alphago_jax.core.config_codec import RunConfigError
 from alphago_jax.search.agents import random_agent
-from alphago_jax.training import game_specs, snapshots
+from alphago_jax.training import game_specs, snapshots, warm_start
+from alphago_jax.training.checkpoint import CheckpointMismatchError
 from alphago_jax.training.augment import dihedral_augment
 from alphago_jax.training.evaluators import (make_reference_evaluator,
                                              make_solver_evaluator)
@@ -91,14 +92,32 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
   Writes `output/config.json` first (process 0), then trains with
   `training.train` (metrics, checkpoints, resume from the last one).
   `start_from`: a run directory whose checkpoints seed `output` when it has
-  none yet (copied, never written into). `stall_minutes`: this call ends
-  with status 75 when no iteration, evaluation or checkpoint finishes for
-  that long (not recorded in config.json: it is about this machine).
+  none yet (copied, never written into). `run.init_from`: a run whose
+  network a new run starts from (`training.warm_start`), read before
+  anything is written. `stall_minutes`: this call ends with status 75 when
+  no iteration, evaluation or checkpoint finishes for that long (not
+  recorded in config.json: it is about this machine).
+
+  Raises:
+    StageError: `run.init_from` holds no checkpoint or another network
+      (status 2, the message naming each differing field).
   """
   start_cpu_devices(run.cpu_devices, log=log)
   config = run.train
   files = RunFiles(output, None)
   writer = jax.process_index() == 0  # multi-host: OUTPUT is shared
+  spec = game_specs.get(run.game)
+  game = spec.make()
+  # Read (and checked) before anything is written: a refused source
+  # leaves no run behind.
+  init_variables = None
+  if run.init_from is not None and not (files.has_checkpoint or start_from):
+    try:
+      init_variables = warm_start.network_from_run(run.init_from, game,
+                                                   config)
+    except (FileNotFoundError, CheckpointMismatchError) as e:
+      raise refused(f"--init-from: {e}") from None
+    log(f"starting from the network of {run.init_from}")
   if writer:
     os.makedirs(output, exist_ok=True)
     if start_from and not files.has_checkpoint:
@@ -107,8 +126,6 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
     rundir.write_config(output, command="train", stage=STAGE, config=run)
   if jax.process_count() > 1:
     multihost_utils.sync_global_devices("alphago-jax train: output ready")
-  spec = game_specs.get(run.game)
-  game = spec.make()
   if spec.evaluation == "solver":
     evaluator = make_solver_evaluator(
         game, config, games_per_colour=run.eval_games, seed=run.seed + 1)
@@ -148,7 +165,8 @@ def run_alphazero(run: AlphaZeroRun, output: str, *,
         evaluate_every=run.eval_every,
         checkpoint_every=run.checkpoint_every, stop_when=stop_when,
         log=log, progress=progress, handle_signals=True,
-        stall_seconds=stall_seconds(stall_minutes))
+        stall_seconds=stall_seconds(stall_minutes),
+        init_variables=init_variables)
   except KeyboardInterrupt:
     log(f"interrupted: {output} keeps its last checkpoint; continue with "
         f"{resume_hint(output)}")
