@@ -836,3 +836,28 @@ def test_incremental_rollout_speed_is_the_committed_benchmark():
           in text), nine
   assert f"and {float(nineteen):.1f} on 19×19" in text, nineteen
   assert f"random playouts {result['random_us_per_move_core_9x9']}" in text
+
+
+def test_distillation_figures_are_the_committed_evaluation():
+  """distill.md's test-split table is distill-9x9.json's (written by
+  experiments/alphago/eval_distill.py), and so is the checkpoint's hash:
+  the committed network is the one evaluated."""
+  import jax  # pylint: disable=import-outside-toplevel
+  from alphago_jax.core import result_file  # pylint: disable=import-outside-toplevel
+  from alphago_jax.zoo import loaders  # pylint: disable=import-outside-toplevel
+  result = json.loads(_read("docs", "results", "distill-9x9.json"))
+  text = _flat(_read("docs", "results", "distill.md"))
+  for label, key in (("top-1 agreement with p_σ", "agreement"),
+                     ("KL(p_σ ‖ student)", "kl"),
+                     ("MSE against v_θ", "value_mse")):
+    figure = result["test"][key]
+    lo, hi = figure["interval"]
+    assert (f"| {label} | {figure['mean']:.3f} [{lo:.3f}, {hi:.3f}]"
+            in text), label
+  assert (f"chance {result['chance_agreement']:.3f}") in text
+  assert (f"{result['games']} games, {result['positions']} positions"
+          in text)
+  network = loaders.load(os.path.join(ROOT, result["run"]))
+  assert network.step == result["step"]
+  assert result_file.variables_sha256(
+      jax.device_get(network.variables)) == result["student_sha256"]
