@@ -180,9 +180,9 @@ class AblationConfig:
       name, values = item
       if name not in PARAMETERS and name not in STATIC_FIELDS:
         raise ValueError(
-            f"grid: {name!r} cannot be swept; the grid takes the "
-            f"AlphaGoParams fields {', '.join(PARAMETERS)} and the static "
-            f"fields {', '.join(STATIC_FIELDS)}")
+            f"grid: no field {name!r} can be swept; fields: "
+            f"{', '.join(PARAMETERS)} (AlphaGoParams) and "
+            f"{', '.join(STATIC_FIELDS)} (static: compiled separately)")
       if name in (n for n, _ in grid):
         raise ValueError(f"grid: {name!r} is given twice")
       if not isinstance(values, (tuple, list)) or not values:
