@@ -2,8 +2,9 @@
 
 An ablation is a list of variants of `search.alphago_search`, each a value
 of its traced `AlphaGoParams` (a grid over one field or several: λ is
-`mixing`, then `c_puct`, `virtual_loss`), every other setting shared. The
-variants play
+`mixing`, then `c_puct`, `virtual_loss`) and, where the grid sweeps them, of
+the static fields that fix the compiled search (`STATIC_FIELDS`:
+num_simulations, ...), every other setting shared. The variants play
 
 * a round robin among themselves, and
 * a match against GNU Go at each given level (`gtp.GnuGoPlayer`: Chinese
@@ -36,6 +37,17 @@ side, reuses the search compiled for its shape (`gnugo_match`).
 job `groups_per_variant` × `chunk` per colour of every variant at one level
 (K = P × groups_per_variant). With P odd, groups_per_variant = (P − 1)/2,
 so both kinds have the same shape and the whole ablation compiles once.
+
+**Static configurations.** Variants that differ in a static field cannot
+share a program: each static configuration (`static_groups`) is one
+compiled search, and plays the jobs above over its own P variants, those
+of a sweep of that configuration alone (the same job keys, GNU Go seeds
+and groups, names prefixed with its values: `sims16-rr-000`), so each
+variant's games are the same in the grid and in that sweep. The round
+robin between two configurations plays in jobs of their own, one job per
+pair of configurations (`sims16-vs-sims64-rr-000`: every variant of one
+against every variant of the other, each side its own compiled search).
+A grid of traced fields alone is one configuration with unprefixed jobs.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
@@ -112,16 +124,20 @@ class AblationConfig:
 
   Attributes:
     grid: `((field, (value, ...)), ...)`: the variants are every combination
-      (first field slowest) of these `AlphaGoParams` fields.
+      (first field slowest) of these `AlphaGoParams` fields (floats) and
+      `STATIC_FIELDS` (positive integers; each configuration of them is
+      compiled and played separately, `static_groups`).
     c_puct, mixing, virtual_loss, rollout_temperature, random_symmetry: the
       parameters not in `grid` (`random_symmetry` a bool; in a grid, 0 or
       1).
-    num_simulations: simulations per move.
-    rollouts_per_leaf: playouts averaged into z at each leaf.
+    num_simulations: simulations per move (where not in `grid`).
+    rollouts_per_leaf: playouts averaged into z at each leaf (where not in
+      `grid`).
     rollout_policy: playout policy by name ("random", "heuristic",
       "pattern", "pattern-9x9", or one registered with
       `go_playout.register_policy`).
-    leaves_per_step: K leaves per step under virtual loss (1: none).
+    leaves_per_step: K leaves per step under virtual loss (1: none; where
+      not in `grid`).
     reuse_tree: each game's search continues its previous search's subtree
       below the moves played since (`variant_agent`; trees hold
       2 × num_simulations nodes).
@@ -489,9 +505,12 @@ class Job:
   """One batch of games.
 
   Attributes:
-    name: `rr-007`, `gnugo10-003`: also its file name.
+    name: `rr-007`, `gnugo10-003`, `sims16-rr-007`,
+      `sims16-vs-sims64-rr-000` (`plan`): also its file name.
     level: the GNU Go level; None for a round-robin job.
-    index: the job's number among those of its kind.
+    index: the job's number among those of its kind (with the key, its
+      seeds); the round-robin jobs between static configurations are
+      numbered after those within one (`plan`).
     sides: per group, `(variant, opponent)`: the opponent's variant index,
       or -1 for GNU Go.
   """
