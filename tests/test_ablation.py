@@ -610,3 +610,115 @@ def test_a_lock_from_another_machine_is_never_taken_over(tmp_path):
     path = ablation._claim(str(tmp_path), "rr-000")
     assert (path is not None) == taken, holder
     assert lock.read_text() == (f"{os.getpid()}@{here}" if taken else holder)
+
+
+# -- Grids over static fields (compiled separately) ---------------------------
+
+def _static_grid(sims=(16, 64), **fields):
+  return ablation.custom(grid=(("num_simulations", sims),
+                               ("c_puct", (1.0, 5.0))),
+                         **{"gnugo_levels": (1,), "gnugo_games": 2,
+                            "round_robin_games": 2, "chunk": 1, **fields})
+
+
+def _jobs(config):
+  """name -> (sides by variant name, key, GNU Go seed) of every job."""
+  names = config.variant_names()
+  return {j.name: (tuple((names[a], None if b < 0 else names[b])
+                         for a, b in j.sides),
+                   str(jax.random.key_data(j.key(0))), j.gnugo_seed(0))
+          for j in ablation.plan(config)}
+
+
+def test_static_grid_plans_a_job_set_per_configuration_and_cross_jobs():
+  config = _static_grid()
+  assert config.variant_names() == [
+      "num_simulations=16,c_puct=1", "num_simulations=16,c_puct=5",
+      "num_simulations=64,c_puct=1", "num_simulations=64,c_puct=5"]
+  assert [(label, members) for label, members in config.static_groups()] == [
+      ({"num_simulations": 16}, (0, 1)), ({"num_simulations": 64}, (2, 3))]
+  assert [config.static(g).num_simulations for g in (0, 1)] == [16, 64]
+  np.testing.assert_allclose(config.values()[0].c_puct, [1, 5, 1, 5])
+  jobs = ablation.plan(config)
+  assert [j.name for j in jobs] == [
+      "sims16-rr-000", "sims64-rr-000", "sims16-vs-sims64-rr-000",
+      "sims16-gnugo1-000", "sims64-gnugo1-000"]
+  # A job never mixes static configurations on one side.
+  assert jobs[2].sides == ((0, 2), (0, 3), (1, 2), (1, 3))
+  assert config.games_planned() == 2 * (1 + 1 + 4) + 2 * 2 * 2
+  # Each configuration's jobs are those of its sweep alone: same names,
+  # players, keys and seeds; the cross job's key is none of theirs.
+  mixed = _jobs(config)
+  for sims in (16, 64):
+    for name, job in _jobs(_static_grid(sims=(sims,))).items():
+      assert mixed[name] == job
+  keys = [k for _, k, _ in mixed.values()]
+  assert keys.count(mixed["sims16-vs-sims64-rr-000"][1]) == 1
+  # A grid of traced fields alone plans as a single program: no prefix.
+  assert [j.name for j in ablation.plan(ablation.custom(
+      grid=(("c_puct", (1.0, 5.0)),), gnugo_levels=(1,), gnugo_games=2,
+      round_robin_games=2, chunk=1))] == ["rr-000", "gnugo1-000"]
+
+
+def test_static_grid_labels_every_field_in_the_tables():
+  from alphago_jax.cli import sweep as sweep_cli
+  import tyro
+  config = _static_grid(gnugo_levels=())
+  a, b = "num_simulations=16,c_puct=1", "num_simulations=64,c_puct=5"
+  summary = report.summarize(config, [
+      _record("sims16-vs-sims64-rr-000", [_game(a, b, -1)])])
+  assert summary.pairing(a, b).losses == 1
+  rows = {r["player"]: r for r in csv.DictReader(
+      report.elo_csv(summary).splitlines())}
+  assert (rows[b]["num_simulations"], rows[b]["c_puct"]) == ("64", "5")
+  table = report.table_markdown(summary)
+  assert "simulations ∈ {16, 64}, c_puct ∈ {1, 5}" in table
+  # The recorded command rebuilds the config.
+  again = sweep_cli.command_for("custom", config)
+  assert sweep_cli.build_config(tyro.cli(sweep_cli.SweepArgs,
+                                         args=again))[1] == config
+
+
+@pytest.mark.parametrize("grid,message", [
+    (["num_simulations=16.5,64"],
+     "num_simulations values must be positive integers, got 16.5"),
+    (["num_simulations=0,4"], "num_simulations values must be positive"),
+    (["rollout_policy=1,2"], "no field 'rollout_policy' can be swept"),
+    (["leaves_per_step=1,3", "--simulations", "4"],
+     "leaves_per_step=3: num_simulations=4 must be a multiple"),
+])
+def test_bad_static_grid_is_rejected_by_name(grid, message, tmp_path,
+                                             capsys):
+  assert sweep("custom", "--grid", "c_puct=1,2", *grid, "--output",
+               str(tmp_path / "run")) == 2
+  assert message in capsys.readouterr().err
+  assert not os.path.exists(tmp_path / "run")
+
+
+def test_static_grid_variant_plays_as_in_its_own_sweep():
+  # 5x5 Go, a uniform prior and a fixed value, 4-ply games: a variant's
+  # round-robin games in the grid over num_simulations are those of the
+  # sweep of its num_simulations alone; across configurations, each side
+  # plays with its own compiled search (one group a side, so that only one
+  # more search compiles).
+  from alphago_jax.games.go import Go
+  network = ablation.Network(name="tiny", game=Go(size=5, komi=7.5),
+                             policy_fn=uniform_policy, value_fn=_value,
+                             variables=None)
+  fields = dict(gnugo_levels=(), mixing=0.0, max_moves=4, network="tiny")
+  mixed = _static_grid(sims=(1, 2), **fields)
+  alone = _static_grid(sims=(2,), **fields)
+  jobs = {j.name: j for j in ablation.plan(mixed)}
+  timing = ("seconds", "cpu_seconds", "gnugo_cpu_seconds")
+  strip = lambda r: {k: v for k, v in r.items() if k not in timing}
+  [own] = ablation.plan(alone)
+  assert strip(ablation.play_job(alone, own, network)) == strip(
+      ablation.play_job(mixed, jobs[own.name], network))
+  sims_only = ablation.custom(grid=(("num_simulations", (1, 2)),),
+                              round_robin_games=2, chunk=1, **fields)
+  [cross] = ablation.plan(sims_only)
+  assert cross.name == "sims1-vs-sims2-rr-000"
+  record = ablation.play_job(sims_only, cross, network)
+  assert [(g["black"], g["white"]) for g in record["games"]] == [
+      ("num_simulations=1", "num_simulations=2"),
+      ("num_simulations=2", "num_simulations=1")]

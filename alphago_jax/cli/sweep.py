@@ -5,6 +5,7 @@ anchored on GNU Go (`evaluation.ablation`).
     alphago-jax sweep lambda --output runs/lambda
     alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
     alphago-jax sweep custom --grid c_puct=1,5 mixing=0,1 --output DIR
+    alphago-jax sweep custom --grid num_simulations=16,64 c_puct=1,5 --output DIR
     alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
     alphago-jax sweep --resume runs/lambda
     alphago-jax sweep lambda --output runs/lambda --ray HEAD:6379
@@ -13,7 +14,12 @@ Presets: `lambda` (λ ∈ {0, 0.25, 0.5, 0.75, 1} at c_puct 5) and `c-puct`
 (c_puct ∈ {0.5, 1, 2, 5, 10} at the given λ, default 0.5); `custom` takes
 `--grid FIELD=V1,V2,... [FIELD=...]` (the variants are every combination)
 over `AlphaGoParams` fields (c_puct, mixing, virtual_loss,
-rollout_temperature, random_symmetry). `--variant` picks the search
+rollout_temperature, random_symmetry: one compiled search runs them all)
+and the static fields num_simulations, rollouts_per_leaf and
+leaves_per_step (positive integers): each of their configurations compiles
+its own search and plays its own jobs, with the keys and seeds of a sweep
+of that configuration alone, plus one round-robin job per pair of
+configurations. `--variant` picks the search
 (`search.alphago.VARIANTS`: puct, gumbel). Any other
 option overrides the preset. `--quick` is a smoke run (4 simulations, GNU
 Go level 1 only, one job of each kind, games cut at 12 plies).
@@ -45,6 +51,7 @@ EXAMPLES = """examples:
   alphago-jax sweep lambda --output runs/lambda
   alphago-jax sweep c-puct --mixing 0.5 --output runs/c-puct
   alphago-jax sweep custom --grid c_puct=1,5 --mixing 0 --output runs/x --quick
+  alphago-jax sweep custom --grid num_simulations=16,64 c_puct=1,5 --output runs/sims
   alphago-jax sweep lambda --variant gumbel --output runs/lambda-gumbel
   alphago-jax sweep --resume runs/lambda
   alphago-jax sweep lambda --output runs/lambda --ray HEAD:6379"""
@@ -59,8 +66,10 @@ class SweepArgs:
     output: the run directory (created; the same command resumes it).
     resume: continue the run in this directory with its own config.json.
     grid: FIELD=V1,V2,... over an AlphaGoParams field (c_puct, mixing,
-      virtual_loss, rollout_temperature, random_symmetry: 0 or 1); several
-      for a grid over every combination.
+      virtual_loss, rollout_temperature, random_symmetry: 0 or 1) or a
+      static one (num_simulations, rollouts_per_leaf, leaves_per_step:
+      integers; each value compiles its own search); several for a grid
+      over every combination.
     quick: a smoke run (few games and simulations, GNU Go level 1 only,
       short games).
     simulations: simulations per move.

@@ -2,8 +2,9 @@
 
 An ablation is a list of variants of `search.alphago_search`, each a value
 of its traced `AlphaGoParams` (a grid over one field or several: λ is
-`mixing`, then `c_puct`, `virtual_loss`), every other setting shared. The
-variants play
+`mixing`, then `c_puct`, `virtual_loss`) and, where the grid sweeps them, of
+the static fields that fix the compiled search (`STATIC_FIELDS`:
+num_simulations, ...), every other setting shared. The variants play
 
 * a round robin among themselves, and
 * a match against GNU Go at each given level (`gtp.GnuGoPlayer`: Chinese
@@ -36,6 +37,17 @@ side, reuses the search compiled for its shape (`gnugo_match`).
 job `groups_per_variant` × `chunk` per colour of every variant at one level
 (K = P × groups_per_variant). With P odd, groups_per_variant = (P − 1)/2,
 so both kinds have the same shape and the whole ablation compiles once.
+
+**Static configurations.** Variants that differ in a static field cannot
+share a program: each static configuration (`static_groups`) is one
+compiled search, and plays the jobs above over its own P variants, those
+of a sweep of that configuration alone (the same job keys, GNU Go seeds
+and groups, names prefixed with its values: `sims16-rr-000`), so each
+variant's games are the same in the grid and in that sweep. The round
+robin between two configurations plays in jobs of their own, one job per
+pair of configurations (`sims16-vs-sims64-rr-000`: every variant of one
+against every variant of the other, each side its own compiled search).
+A grid of traced fields alone is one configuration with unprefixed jobs.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, written
@@ -94,6 +106,16 @@ from alphago_jax.zoo import loaders
 from alphago_jax.zoo.checkpoints import checkpoints_root
 
 JOBS_DIR = "jobs"
+# `AlphaGoStatic` fields a grid may sweep, each with its tag in job names.
+# They fix the compiled search's shapes, so variants that differ in them
+# compile and play separately (`static_groups`). Not sweepable:
+# rollout_policy and variant (names, and the grid's values are numbers;
+# the variant also decides which fields the grid may sweep), use_value and
+# use_rollouts (implied by the λ values), reuse_tree (the report and SGFs
+# describe one tree-reuse setting per ablation).
+STATIC_FIELDS = ("num_simulations", "rollouts_per_leaf", "leaves_per_step")
+STATIC_TAGS = {"num_simulations": "sims", "rollouts_per_leaf": "rollouts",
+               "leaves_per_step": "leaves"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -102,16 +124,20 @@ class AblationConfig:
 
   Attributes:
     grid: `((field, (value, ...)), ...)`: the variants are every combination
-      (first field slowest) of these `AlphaGoParams` fields.
+      (first field slowest) of these `AlphaGoParams` fields (floats) and
+      `STATIC_FIELDS` (positive integers; each configuration of them is
+      compiled and played separately, `static_groups`).
     c_puct, mixing, virtual_loss, rollout_temperature, random_symmetry: the
       parameters not in `grid` (`random_symmetry` a bool; in a grid, 0 or
       1).
-    num_simulations: simulations per move.
-    rollouts_per_leaf: playouts averaged into z at each leaf.
+    num_simulations: simulations per move (where not in `grid`).
+    rollouts_per_leaf: playouts averaged into z at each leaf (where not in
+      `grid`).
     rollout_policy: playout policy by name ("random", "heuristic",
       "pattern", "pattern-9x9", or one registered with
       `go_playout.register_policy`).
-    leaves_per_step: K leaves per step under virtual loss (1: none).
+    leaves_per_step: K leaves per step under virtual loss (1: none; where
+      not in `grid`).
     reuse_tree: each game's search continues its previous search's subtree
       below the moves played since (`variant_agent`; trees hold
       2 × num_simulations nodes).
@@ -168,9 +194,11 @@ class AblationConfig:
         raise ValueError(f"grid: each entry must be (field, values), got "
                          f"{item!r}")
       name, values = item
-      if name not in PARAMETERS:
-        raise ValueError(f"grid: AlphaGoParams has no field {name!r}; "
-                         f"fields: {', '.join(PARAMETERS)}")
+      if name not in PARAMETERS and name not in STATIC_FIELDS:
+        raise ValueError(
+            f"grid: no field {name!r} can be swept; fields: "
+            f"{', '.join(PARAMETERS)} (AlphaGoParams) and "
+            f"{', '.join(STATIC_FIELDS)} (static: compiled separately)")
       if name in (n for n, _ in grid):
         raise ValueError(f"grid: {name!r} is given twice")
       if not isinstance(values, (tuple, list)) or not values:
@@ -180,7 +208,11 @@ class AblationConfig:
             not math.isfinite(v)):
           raise ValueError(f"grid: {name} values must be finite numbers, "
                            f"got {v!r}")
-      values = tuple(float(v) for v in values)
+        if name in STATIC_FIELDS and (v != int(v) or v < 1):
+          raise ValueError(f"grid: {name} values must be positive "
+                           f"integers, got {v!r}")
+      values = tuple(int(v) if name in STATIC_FIELDS else float(v)
+                     for v in values)
       if len(set(values)) != len(values):
         raise ValueError(f"grid: {name} has a repeated value: {values}")
       grid.append((name, values))
@@ -193,11 +225,12 @@ class AblationConfig:
                                 use_value=True, use_rollouts=True)
     reads = alphago.check_variant(self.static()).reads
     for name, _ in self.grid:
-      if name not in reads:
+      if name in PARAMETERS and name not in reads:
         raise ValueError(f"grid: the {self.variant!r} search does not read "
                          f"{name!r}; it reads {', '.join(reads)}")
     self.values()  # Checks every grid value's range (naming the field).
-    self.static()
+    for group in range(len(self.static_groups())):
+      self.static(group)  # Checks every static configuration.
     if not isinstance(self.network, str) or not self.network:
       raise ValueError(f"network must be a directory or a name, got "
                        f"{self.network!r}")
@@ -250,36 +283,83 @@ class AblationConfig:
 
   def values(self) -> Tuple[alphago.AlphaGoParams, List[Dict[str, float]]]:
     """`(params [P], labels)`: the variants' stacked parameters and, per
-    variant, `{field: value}` of the fields in the grid."""
-    return sweep_lib.grid(self.base_params(), dict(self.grid))
+    variant, `{field: value}` of the fields in the grid (static fields
+    included; `params` holds the traced ones)."""
+    traced = {n: v for n, v in self.grid if n not in STATIC_FIELDS}
+    params, traced_labels = sweep_lib.grid(self.base_params(), traced)
+    if len(traced) == len(self.grid):
+      return params, traced_labels
+    index = {tuple(label.items()): i for i, label in enumerate(traced_labels)}
+    names = [n for n, _ in self.grid]
+    labels = [dict(zip(names, combo)) for combo in
+              itertools.product(*(v for _, v in self.grid))]
+    picks = np.asarray([index[tuple((n, label[n]) for n in traced)]
+                        for label in labels])
+    return jax.tree.map(lambda x: np.asarray(x)[picks], params), labels
 
   @property
   def num_variants(self) -> int:
     return math.prod(len(v) for _, v in self.grid)
 
   def variant_names(self) -> List[str]:
-    """`"mixing=0.25"`, `"c_puct=1,mixing=0.5"`, ...: one per variant."""
+    """`"mixing=0.25"`, `"c_puct=1,mixing=0.5"`, `"num_simulations=16,
+    c_puct=1"`, ...: one per variant, every grid field named."""
     return [",".join(f"{k}={v:g}" for k, v in label.items())
             for label in self.values()[1]]
 
-  def static(self) -> alphago.AlphaGoStatic:
-    """The compiled part: the value network only if some variant has
-    λ < 1, rollouts only if some has λ > 0."""
+  def static_groups(self) -> List[Tuple[Dict[str, int], Tuple[int, ...]]]:
+    """Per static configuration (in the order of its first variant):
+    `({static field: value}, its variants' indices)`. Each is one compiled
+    search; its variants are vmapped together as in a grid without static
+    fields. Without static fields in the grid: one group of every
+    variant."""
+    groups: Dict[Tuple, List[int]] = {}
+    for i, label in enumerate(self.values()[1]):
+      key = tuple((n, v) for n, v in label.items() if n in STATIC_FIELDS)
+      groups.setdefault(key, []).append(i)
+    return [(dict(k), tuple(v)) for k, v in groups.items()]
+
+  def group_of(self, variant: int) -> int:
+    """The index of the static group holding `variant`."""
+    for g, (_, members) in enumerate(self.static_groups()):
+      if variant in members:
+        return g
+    raise ValueError(f"no variant {variant}")
+
+  @property
+  def variants_per_group(self) -> int:
+    """Variants sharing one static configuration: the product of the
+    traced fields' value counts."""
+    return math.prod(len(v) for n, v in self.grid if n not in STATIC_FIELDS)
+
+  def static(self, group: int = 0) -> alphago.AlphaGoStatic:
+    """The compiled part of static group `group` (`static_groups`): the
+    value network only if some variant has λ < 1, rollouts only if some
+    has λ > 0 (every group holds the same λ values)."""
     lam = np.asarray(self.values()[0].mixing)
-    return alphago.AlphaGoStatic(
-        num_simulations=self.num_simulations,
-        use_value=bool(np.any(lam < 1)), use_rollouts=bool(np.any(lam > 0)),
-        rollouts_per_leaf=self.rollouts_per_leaf,
-        rollout_policy=self.rollout_policy,
-        leaves_per_step=self.leaves_per_step, reuse_tree=self.reuse_tree,
-        variant=self.variant)
+    fields = dict(num_simulations=self.num_simulations,
+                  rollouts_per_leaf=self.rollouts_per_leaf,
+                  leaves_per_step=self.leaves_per_step)
+    fields.update(self.static_groups()[group][0])
+    try:
+      return alphago.AlphaGoStatic(
+          use_value=bool(np.any(lam < 1)), use_rollouts=bool(np.any(lam > 0)),
+          rollout_policy=self.rollout_policy, reuse_tree=self.reuse_tree,
+          variant=self.variant, **fields)
+    except ValueError as e:
+      swept = {n: v for n, v in fields.items() if n in dict(self.grid)}
+      if not swept:
+        raise
+      raise ValueError(f"grid: the variants with "
+                       f"{', '.join(f'{n}={v}' for n, v in swept.items())}: "
+                       f"{e}") from None
 
   @property
   def groups_per_variant(self) -> int:
     """Groups of `chunk` games per colour each variant plays in one GNU Go
-    job: (P − 1)/2, so that a GNU Go job has as many groups as the round
-    robin has pairs."""
-    return max(1, (self.num_variants - 1) // 2)
+    job: (P − 1)/2 for P variants per static configuration, so that a
+    GNU Go job has as many groups as its round robin has pairs."""
+    return max(1, (self.variants_per_group - 1) // 2)
 
   def pairs(self) -> List[Tuple[int, int]]:
     return list(itertools.combinations(range(self.num_variants), 2))
@@ -425,9 +505,12 @@ class Job:
   """One batch of games.
 
   Attributes:
-    name: `rr-007`, `gnugo10-003`: also its file name.
+    name: `rr-007`, `gnugo10-003`, `sims16-rr-007`,
+      `sims16-vs-sims64-rr-000` (`plan`): also its file name.
     level: the GNU Go level; None for a round-robin job.
-    index: the job's number among those of its kind.
+    index: the job's number among those of its kind (with the key, its
+      seeds); the round-robin jobs between static configurations are
+      numbered after those within one (`plan`).
     sides: per group, `(variant, opponent)`: the opponent's variant index,
       or -1 for GNU Go.
   """
@@ -448,27 +531,56 @@ class Job:
     return int(state[0] % (1 << 30))
 
 
+def group_prefix(config: AblationConfig, group: int) -> str:
+  """The job-name prefix of static group `group`: `sims16-`, ..., empty
+  for a grid without static fields (so its job names are those of a
+  single compiled search)."""
+  label = config.static_groups()[group][0]
+  return "".join(f"{STATIC_TAGS[n]}{v}-" for n, v in label.items())
+
+
 def plan(config: AblationConfig) -> List[Job]:
   """Every job of the ablation, interleaved (round robin, then each level,
-  job by job) so that a partial run covers every pairing."""
-  p = config.num_variants
-  rr_sides = tuple((a, b) for a, b in config.pairs())
-  gnugo_sides = tuple((v, -1) for v in range(p)
-                      for _ in range(config.groups_per_variant))
-  kinds = []
-  if config.round_robin_games:
-    kinds.append((None, rr_sides,
-                  config.round_robin_games // (2 * config.chunk)))
+  job by job) so that a partial run covers every pairing.
+
+  Each static group (`AblationConfig.static_groups`) plays its own jobs,
+  those of a sweep of its static configuration alone: the same names
+  (prefixed with the group's static values, `group_prefix`), sides,
+  keys and GNU Go seeds, so a variant's games are those it plays in that
+  sweep. The round robin between two groups is a job of its own per pair
+  of groups (`sims16-vs-sims64-rr-000`): every variant of the first
+  against every one of the second, each side its own compiled search; its
+  key is a round-robin job's, numbered after the groups' own
+  (index = n × (1 + pair) + i, n the round-robin jobs per pairing)."""
+  groups = config.static_groups()
+  rr_jobs = config.round_robin_games // (2 * config.chunk)
   per_job = 2 * config.groups_per_variant * config.chunk
+  cross = list(itertools.combinations(range(len(groups)), 2))
+  kinds = []  # (level, [(name prefix, sides, index offset)], jobs)
+  if config.round_robin_games:
+    rr = [(group_prefix(config, g), tuple(itertools.combinations(members, 2)),
+           0) for g, (_, members) in enumerate(groups) if len(members) > 1]
+    rr += [(f"{group_prefix(config, g)}vs-{group_prefix(config, h)}",
+            tuple((a, b) for a in groups[g][1] for b in groups[h][1]),
+            rr_jobs * (1 + q)) for q, (g, h) in enumerate(cross)]
+    kinds.append((None, rr, rr_jobs))
   for level in config.gnugo_levels:
-    kinds.append((level, gnugo_sides, config.gnugo_games // per_job))
+    kinds.append((level, [
+        (group_prefix(config, g),
+         tuple((v, -1) for v in members
+               for _ in range(config.groups_per_variant)), 0)
+        for g, (_, members) in enumerate(groups)],
+        config.gnugo_games // per_job))
   jobs = []
   for index in range(max(n for _, _, n in kinds)):
-    for level, sides, n in kinds:
-      if index < n:
-        name = (f"rr-{index:03d}" if level is None
-                else f"gnugo{level}-{index:03d}")
-        jobs.append(Job(name=name, level=level, index=index, sides=sides))
+    for level, batches, n in kinds:
+      if index >= n:
+        continue
+      for prefix, sides, offset in batches:
+        name = prefix + (f"rr-{index:03d}" if level is None
+                         else f"gnugo{level}-{index:03d}")
+        jobs.append(Job(name=name, level=level, index=offset + index,
+                        sides=sides))
   return jobs
 
 
@@ -488,7 +600,8 @@ def play_job(config: AblationConfig, job: Job,
   if network is None:
     network = load_network(config.network, config.komi)
   game = network.game
-  static = config.static()
+  # A job's sides on each side share one static group (`plan`).
+  static = config.static(config.group_of(job.sides[0][0]))
   params, _ = config.values()
   names = config.variant_names()
   pick = lambda idx: jax.tree.map(lambda x: x[np.asarray(idx)], params)
@@ -499,7 +612,8 @@ def play_job(config: AblationConfig, job: Job,
       _children_cpu())
   if job.level is None:
     opponent = variant_agent(game, network.policy_fn, network.value_fn,
-                             static, network.variables,
+                             config.static(config.group_of(job.sides[0][1])),
+                             network.variables,
                              pick([b for _, b in job.sides]))
     out = agent_match(game, agent, opponent, job.key(config.seed),
                       games_per_colour=per_colour, max_moves=config.max_moves,
@@ -864,9 +978,10 @@ def custom(*, quick: bool = False, **fields) -> AblationConfig:
     fields = {**QUICK, **fields}
     if "gnugo_games" not in given:
       grid = fields.get("grid") or ()
-      try:
-        p = math.prod(len(values) for _, values in grid)
-      except TypeError:
+      try:  # Variants per static configuration.
+        p = math.prod(len(values) for name, values in grid
+                      if name not in STATIC_FIELDS)
+      except (TypeError, ValueError):
         p = 1  # A malformed grid: AblationConfig names the problem.
       fields["gnugo_games"] = 2 * max(1, (p - 1) // 2) * fields["chunk"]
   return AblationConfig(**fields)

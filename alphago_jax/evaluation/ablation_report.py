@@ -29,7 +29,10 @@ from alphago_jax.viz.ablation import plot_ablation
 PARAMETERS = tuple(f.name for f in dataclasses.fields(alphago.AlphaGoParams))
 # Readable names of the parameters, for tables and plots.
 SYMBOLS = {"mixing": "λ", "c_puct": "c_puct", "virtual_loss": "n_vl",
-           "rollout_temperature": "T_π", "random_symmetry": "sym"}
+           "rollout_temperature": "T_π", "random_symmetry": "sym",
+           "num_simulations": "simulations",
+           "rollouts_per_leaf": "rollouts per leaf",
+           "leaves_per_step": "leaves per step"}
 GNUGO_FLAGS = "--chinese-rules --positional-superko --capture-all-dead"
 RESULTS_COLUMNS = ("player", "opponent", "games", "wins", "draws", "losses",
                    "win_rate", "win_rate_low", "win_rate_high",
@@ -396,25 +399,32 @@ def table_markdown(summary: Summary) -> str:
             else f"variant {c.variant!r}: {variant.description}")
   fixed = [f"{SYMBOLS[n]} = {getattr(c, n):g}" for n in PARAMETERS
            if n not in dict(c.grid) and n in variant.reads
-           and (n != "virtual_loss" or c.leaves_per_step > 1)
+           and (n != "virtual_loss" or max(
+               dict(c.grid).get("leaves_per_step", (c.leaves_per_step,))) > 1)
            and (n != "rollout_temperature"
                 or (c.static().use_rollouts and c.rollout_policy != "random"))
            and n != "random_symmetry"]  # Said with the leaf evaluators.
   static = c.static()
+  grid = dict(c.grid)
+  # A static field in the grid is said as swept (its values are in the
+  # title and each variant's name).
+  sims, rollouts, leaves = (
+      "swept" if n in grid else getattr(c, n)
+      for n in ("num_simulations", "rollouts_per_leaf", "leaves_per_step"))
   leaf = []
   if static.use_value:
     leaf.append("value network v" if "+" in c.network else "value head v")
   if static.use_rollouts:
-    leaf.append(f"{c.rollouts_per_leaf} {c.rollout_policy} rollout"
-                f"{'s' if c.rollouts_per_leaf > 1 else ''} per leaf")
+    leaf.append(f"{rollouts} {c.rollout_policy} rollout"
+                f"{'s' if rollouts != 1 else ''} per leaf")
   board = (f"{summary.board_size}×{summary.board_size} "
            if summary.board_size else "")
   lines = [
       f"# Ablation of AlphaGo's search: {swept}", "",
-      f"- Search: {c.num_simulations} simulations per move, {search}, "
+      f"- Search: {sims} simulations per move, {search}, "
       f"{'; '.join(fixed) or 'nothing else fixed'}; "
-      f"{c.leaves_per_step} leaf per step"
-      f"{'' if c.leaves_per_step == 1 else 's'}; leaves valued by "
+      f"{leaves} leaf per step"
+      f"{'' if leaves == 1 else 's'}; leaves valued by "
       f"{' and '.join(leaf)}"
       + ("; the networks see each position under a random board symmetry"
          if c.random_symmetry and "random_symmetry" not in dict(c.grid)
