@@ -123,6 +123,21 @@ def template_of(make_state: Callable[[], TrainState]) -> TrainState:
   return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
 
 
+def _step_and_metadata(mngr, directory, step: Optional[int]
+                       ) -> "tuple[int, Dict[str, Any]]":
+  """`step` (default the latest) of an open manager and its JSON metadata.
+
+  Raises:
+    FileNotFoundError: no checkpoint in `directory`.
+  """
+  step = mngr.latest_step() if step is None else step
+  if step is None:
+    raise FileNotFoundError(f"no checkpoint in {directory}")
+  meta = dict(mngr.restore(step, args=ocp.args.Composite(
+      metadata=ocp.args.JsonRestore()))["metadata"])
+  return step, meta
+
+
 def restore_checkpoint(directory, template: TrainState, *,
                        architecture: Dict[str, Any],
                        step: Optional[int] = None) -> TrainState:
@@ -140,11 +155,7 @@ def restore_checkpoint(directory, template: TrainState, *,
     FileNotFoundError: no checkpoint.
   """
   with _manager(directory) as mngr:
-    step = mngr.latest_step() if step is None else step
-    if step is None:
-      raise FileNotFoundError(f"no checkpoint in {directory}")
-    meta = dict(mngr.restore(step, args=ocp.args.Composite(
-        metadata=ocp.args.JsonRestore()))["metadata"])
+    step, meta = _step_and_metadata(mngr, directory, step)
     with_buffer = bool(meta.pop("with_buffer", False))
     diffs = [f"{k}: checkpoint has {meta.get(k)!r}, this run has "
              f"{architecture.get(k)!r}"
@@ -176,11 +187,7 @@ def restore_network(directory, template, *, step: Optional[int] = None):
     FileNotFoundError: no checkpoint in `directory`.
   """
   with _manager(directory) as mngr:
-    step = mngr.latest_step() if step is None else step
-    if step is None:
-      raise FileNotFoundError(f"no checkpoint in {directory}")
-    meta = dict(mngr.restore(step, args=ocp.args.Composite(
-        metadata=ocp.args.JsonRestore()))["metadata"])
+    step, meta = _step_and_metadata(mngr, directory, step)
     meta.pop("with_buffer", None)
     wanted = {k: template[k] for k in ("params", "batch_stats")}
     # On this process's first device, wherever the run was saved from.

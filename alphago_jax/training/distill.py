@@ -64,7 +64,7 @@ from alphago_jax.play.arena import play_loop
 from alphago_jax.training import checkpoint as ckpt
 from alphago_jax.training import optim, policy_games
 from alphago_jax.training.augment import dihedral_augment
-from alphago_jax.training.learner import loss_fn
+from alphago_jax.training.learner import loss_fn, scan_gradient_steps
 from alphago_jax.training.replay import (Sample, identity_augment,
                                          replay_add, replay_init,
                                          replay_sample)
@@ -412,14 +412,9 @@ def make_step(game: go_lib.Go, teacher: Teacher, config: DistillConfig
     buffer = replay_add(replay_init(cap * config.num_games,
                                     game.observation_shape,
                                     game.num_actions), examples, valid)
-    carry = (state.params, state.batch_stats, state.opt_state)
-    carry, steps = jax.lax.scan(
-        lambda c, k: grad_step(buffer, c, k), carry,
-        jax.random.split(learn_key, config.gradient_steps))
-    params, batch_stats, opt_state = carry
-    metrics = {k: jnp.mean(v) for k, v in steps.items()}
-    metrics["loss_first"] = steps["loss"][0]
-    metrics["loss_last"] = steps["loss"][-1]
+    (params, batch_stats, opt_state), metrics = scan_gradient_steps(
+        grad_step, buffer, (state.params, state.batch_stats, state.opt_state),
+        learn_key, config.gradient_steps)
     metrics["lr"] = jnp.asarray(
         schedule(state.iteration * config.gradient_steps), jnp.float32)
     metrics["positions"] = buffer.size.astype(jnp.float32)

@@ -58,3 +58,17 @@ def loss_fn(params: chex.ArrayTree, batch_stats: chex.ArrayTree,
           (jnp.abs(batch.value - value) < 0.5).astype(jnp.float32)),
   }
   return total, (updates["batch_stats"], metrics)
+
+
+def scan_gradient_steps(grad_step, buffer, carry, key: chex.PRNGKey,
+                        count: int):
+  """`count` gradient steps on batches drawn from `buffer`, in one
+  `lax.scan`: `grad_step(buffer, carry, key) -> (carry, metrics)` with
+  `carry = (params, batch_stats, opt_state)`. Returns the final carry and
+  the steps' metrics averaged, plus the first and last step's loss."""
+  carry, steps = jax.lax.scan(lambda c, k: grad_step(buffer, c, k), carry,
+                              jax.random.split(key, count))
+  metrics = {k: jnp.mean(v) for k, v in steps.items()}
+  metrics["loss_first"] = steps["loss"][0]
+  metrics["loss_last"] = steps["loss"][-1]
+  return carry, metrics

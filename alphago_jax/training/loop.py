@@ -40,7 +40,8 @@ from alphago_jax.models.resnet import (init_variables, make_evaluate_fn,
                                        make_network)
 from alphago_jax.training import host_loop
 from alphago_jax.training.config import TrainConfig
-from alphago_jax.training.learner import loss_fn, make_optimizer
+from alphago_jax.training.learner import (loss_fn, make_optimizer,
+                                          scan_gradient_steps)
 from alphago_jax.training.mesh import DATA_AXIS, check_mesh, make_mesh, replicate  # noqa: F401 (re-exported)
 from alphago_jax.training.replay import (AugmentFn, identity_augment,
                                          replay_add, replay_init,
@@ -134,14 +135,9 @@ def _make_iteration(game, config, mesh, augment, record_games=False):
         constrain=constrain, **(
             {"record_games": True} if record_games else {}))
     buffer = replay_add(state.buffer, examples, valid)
-    carry = (state.params, state.batch_stats, state.opt_state)
-    carry, steps = jax.lax.scan(
-        lambda c, k: grad_step(buffer, c, k), carry,
-        jax.random.split(train_key, config.gradient_steps))
-    params, batch_stats, opt_state = carry
-    metrics = {k: jnp.mean(v) for k, v in steps.items()}
-    metrics["loss_first"] = steps["loss"][0]
-    metrics["loss_last"] = steps["loss"][-1]
+    (params, batch_stats, opt_state), metrics = scan_gradient_steps(
+        grad_step, buffer, (state.params, state.batch_stats, state.opt_state),
+        train_key, config.gradient_steps)
     metrics.update(stats.as_dict())
     metrics["examples_added"] = jnp.sum(valid.astype(jnp.float32))
     metrics["buffer_size"] = buffer.size.astype(jnp.float32)

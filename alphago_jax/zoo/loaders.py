@@ -148,27 +148,23 @@ def _alphazero(directory: str) -> Network:
         f"{config_path} is not a Go network (game "
         f"{architecture.get('game')!r}, observations {shape})")
   try:
-    model = ResNetConfig(**architecture["model"])
+    ResNetConfig(**architecture["model"])
   except (KeyError, TypeError, ValueError) as e:
     raise CheckpointMismatchError(
         f"{config_path}: not an AlphaZero ResNet ({e})") from None
-  game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
   folder = os.path.join(directory, "snapshots")
   found = snapshots.list_snapshots(folder)
   if not found:
     raise FileNotFoundError(f"no network snapshot in {folder}")
   iteration, path = found[-1]
   variables, _ = snapshots.load(path, architecture=architecture)
-  return Network(kind="alphazero", directory=directory,
-                 name=f"{label(directory)}@{iteration}", step=iteration,
-                 board_size=shape[0], model=model, variables=variables,
-                 game=game,
-                 evaluate=make_evaluate_fn(make_network(game, model)),
-                 metadata=architecture)
+  return _resnet(directory, architecture, variables, iteration)
 
 
-def _distilled(directory: str) -> Network:
-  architecture, variables, step = distill.load_student(directory)
+def _resnet(directory: str, architecture: Dict[str, Any],
+            variables: Dict[str, Any], step: int) -> Network:
+  """The loop's two-headed ResNet of `architecture` (a run's recorded
+  game, observation shape and model) with `variables`."""
   shape = architecture["observation_shape"]
   model = ResNetConfig(**architecture["model"])
   game = Go(size=shape[0], history_length=(shape[2] - 1) // 2)
@@ -178,6 +174,11 @@ def _distilled(directory: str) -> Network:
                  game=game,
                  evaluate=make_evaluate_fn(make_network(game, model)),
                  metadata=architecture)
+
+
+def _distilled(directory: str) -> Network:
+  architecture, variables, step = distill.load_student(directory)
+  return _resnet(directory, architecture, variables, step)
 
 
 def _orbax(read):
