@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import search
+from alphago_jax.core.types import AnalysedAgent
 from alphago_jax.search.alphago import AlphaGoParams, AlphaGoStatic, uniform_policy
 from alphago_jax.search import tree_reuse
 from alphago_jax.cli.main import main as cli
@@ -285,25 +286,34 @@ def _two_values_four_games():
 def test_group_moves_equal_each_value_alone():
   # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
   # with different c_puct, in one program, play what each value plays alone
-  # with its group's key.
+  # with its group's key, and report that search's root value as the
+  # winrate and its visits.
   static = AlphaGoStatic(num_simulations=6, use_rollouts=False)
   params, states = _two_values_four_games()
   key = jax.random.key(7)
   make = functools.partial(ablation.variant_agent, TTT, uniform_policy,
                            _value, static, None)
   # As the matches run it: both agents share one compiled program.
-  together = _jit_agent(make(params))(states, key)
+  agent = make(params)
+  assert isinstance(agent, AnalysedAgent)
+  together, winrates, visits = _jit_agent(agent)(states, key)
   swapped = _jit_agent(make(jax.tree.map(lambda x: x[::-1], params)))(
-      states, key)
+      states, key)[0]
   alone = jax.jit(lambda p, s, k: search.alphago_search(
       TTT, uniform_policy, _value, (None, None), k, s, config=static,
-      params=p).action)
+      params=p))
   keys = jax.random.split(key, 2)
   for k in range(2):
     p = jax.tree.map(lambda x: x[k], params)
     s = jax.tree.map(lambda x: x[2 * k:2 * k + 2], states)
-    np.testing.assert_array_equal(together[2 * k:2 * k + 2],
-                                  alone(p, s, keys[k]))
+    out = alone(p, s, keys[k])
+    part = slice(2 * k, 2 * k + 2)
+    np.testing.assert_array_equal(together[part], out.action)
+    np.testing.assert_allclose(winrates[part], (out.root_value + 1) / 2,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(visits[part], 6)  # num_simulations
+  assert (0 <= np.asarray(winrates)).all() and (
+      np.asarray(winrates) <= 1).all()
   # The two values play differently here, so each group used its own.
   assert not np.array_equal(together, swapped)
 
@@ -315,7 +325,7 @@ def test_gumbel_variant_groups_equal_each_value_alone():
   params, states = _two_values_four_games()
   params = params.replace(mixing=np.float32([0.0, 1.0]))
   key = jax.random.key(8)
-  together = _jit_agent(ablation.variant_agent(
+  together, winrates, visits = _jit_agent(ablation.variant_agent(
       TTT, uniform_policy, _value, static, None, params))(states, key)
   keys = jax.random.split(key, 2)
   for k in range(2):
@@ -325,6 +335,9 @@ def test_gumbel_variant_groups_equal_each_value_alone():
         TTT, uniform_policy, _value, (None, None), keys[k], s,
         static=static, params=p)
     np.testing.assert_array_equal(together[2 * k:2 * k + 2], alone.action)
+    np.testing.assert_allclose(winrates[2 * k:2 * k + 2],
+                               (alone.root_value + 1) / 2, rtol=1e-6)
+  np.testing.assert_array_equal(visits, 6)
 
 
 @needs_gnugo
@@ -408,12 +421,13 @@ def test_reusing_variants_continue_each_games_own_tree():
   params, states = _two_values_four_games()
   agent = ablation.variant_agent(TTT, uniform_policy, _value, static,
                                  None, params)
-  assert isinstance(agent, search.CarryingAgent)
+  assert isinstance(agent, search.CarryingAgent) and agent.analysed
   fn = _jit_agent(agent)
-  actions, trees = fn(states, jax.random.key(1), None)
+  (actions, _, visits), trees = fn(states, jax.random.key(1), None)
   zeros = jax.tree.map(jnp.zeros_like, trees)
-  again, fresh = fn(states, jax.random.key(1), zeros)
+  (again, _, _), fresh = fn(states, jax.random.key(1), zeros)
   np.testing.assert_array_equal(again, actions)
+  np.testing.assert_array_equal(visits, sims)
   np.testing.assert_array_equal(fresh.children_visits, trees.children_visits)
   # Our move, then the reply the tree expected most.
   rows = np.arange(4)
@@ -425,7 +439,7 @@ def test_reusing_variants_continue_each_games_own_tree():
       [np.asarray(actions), reply], 1))
   assert (np.asarray(kept) > 0).all()
   key = jax.random.key(2)
-  actions2, trees2 = fn(nxt, key, trees)
+  (actions2, winrates2, visits2), trees2 = fn(nxt, key, trees)
   alone = jax.jit(lambda p, s, k, t: search.alphago_search(
       TTT, uniform_policy, _value, (None, None), k, s, config=static,
       params=p, tree=t))
@@ -435,6 +449,8 @@ def test_reusing_variants_continue_each_games_own_tree():
     out = alone(jax.tree.map(lambda x: x[k], params),
                 jax.tree.map(part, nxt), keys[k], jax.tree.map(part, trees))
     np.testing.assert_array_equal(actions2[2 * k:2 * k + 2], out.action)
+    np.testing.assert_allclose(winrates2[2 * k:2 * k + 2],
+                               (out.root_value + 1) / 2, rtol=1e-6)
     np.testing.assert_array_equal(part(trees2.children_visits),
                                   out.search_tree.children_visits)
     assert (np.asarray(out.reused_nodes) > 0).all()
@@ -442,6 +458,11 @@ def test_reusing_variants_continue_each_games_own_tree():
   before = np.asarray(trees.node_visits)[rows, np.asarray(kept)]
   np.testing.assert_array_equal(np.asarray(trees2.node_visits)[:, 0],
                                 before + sims)
+  # The root visits reported are its children's: the kept ones (all but
+  # the root's own first visit) and this search's.
+  np.testing.assert_array_equal(
+      visits2, np.asarray(trees2.children_visits)[:, 0].sum(-1))
+  np.testing.assert_array_equal(visits2, before - 1 + sims)
 
 
 def _record(job, games):
