@@ -32,6 +32,7 @@ from alphago_jax.evaluation.gnugo_match import _jit_agent
 import go_reference
 from ttt_positions import GAME as TTT, position
 from alphago_jax.games import sgf
+from sgfmill import sgf as sgfmill_sgf
 from alphago_jax.games import vertex as vertex_codec
 from alphago_jax import engines
 
@@ -203,11 +204,73 @@ def test_every_game_is_written_as_an_sgf_of_its_job(runs):
       else:
         assert sgf.result_score(record.result) == g["score"]
       assert f"Seed: {config.seed}" in data.decode()
+      # Each move a variant searched carries its winrate and visits (all
+      # num_simulations: no tree reuse); GNU Go's and the random opening
+      # plies carry nothing.
+      names = config.variant_names()
+      nodes = sgfmill_sgf.Sgf_game.from_bytes(data).get_main_sequence()[1:]
+      comments = [n.get("C") if n.has_property("C") else None
+                  for n in nodes]
+      assert len(g["winrates"]) == len(g["visits"]) == g["plies"] == len(
+          comments)
+      for ply, (w, v, c) in enumerate(zip(g["winrates"], g["visits"],
+                                          comments)):
+        mover = (g["black"], g["white"])[ply % 2]
+        if mover in names and ply >= config.random_opening_moves:
+          assert 0 <= w <= 1 and w == round(w, 3)
+          assert v == config.num_simulations
+          assert c == f"winrate {w:.2f} visits {v}"
+        else:
+          assert w is None and v is None and c is None
   whole, resumed = (os.path.join(r, "games") for r in runs[:2])
   for name in os.listdir(whole):
     with open(os.path.join(whole, name), "rb") as a, open(
         os.path.join(resumed, name), "rb") as b:
       assert a.read() == b.read(), name
+
+
+@needs_gnugo
+def test_recorded_statistics_are_the_searchs_on_the_replayed_position(runs):
+  # The first move our variants searched in a GNU Go job (ply 2, after the
+  # random opening, as Black in the first half of the games), searched again
+  # from the recorded moves with the match's key for that ply: the same
+  # moves, winrates and visits. The programs compiled for the run serve.
+  from alphago_jax.evaluation.gnugo_match import _compiled
+  run_dir = runs[0]
+  _, config = ablation.read_config(run_dir)
+  job = next(j for j in ablation.plan(config) if j.level is not None)
+  with open(os.path.join(run_dir, "jobs", f"{job.name}.json")) as f:
+    games = json.load(f)["games"]
+  network = ablation.load_network(config.network, config.komi)
+  game = network.game
+  g = len(job.sides) * config.chunk
+  ply = config.random_opening_moves
+  assert ply % 2 == 0 and len(games) == 2 * g
+  assert all(r["plies"] > ply and not r["resigned"] for r in games)
+  init, advance, _ = _compiled(game)
+  init_key, key = jax.random.split(job.key(config.seed))
+  states = init(init_key, 2 * g)
+  for t in range(ply + 1):
+    key, agent_key, _ = jax.random.split(key, 3)
+    if t < ply:
+      moves = [game.vertex_to_action(r["moves"].split()[t]) for r in games]
+      states, _ = advance(states, jnp.asarray(moves, jnp.int32),
+                          jnp.zeros(2 * g, bool),
+                          jnp.asarray(np.repeat([0, 1], g), jnp.int32))
+  params, _ = config.values()
+  agent = ablation.variant_agent(
+      game, network.policy_fn, network.value_fn, config.static(),
+      network.variables,
+      jax.tree.map(lambda x: x[np.asarray([a for a, _ in job.sides])],
+                   params))
+  actions, winrates, visits = _jit_agent(agent)(
+      jax.tree.map(lambda x: x[:g], states), agent_key)
+  for i in range(g):
+    assert game.action_to_vertex(int(actions[i])) == (
+        games[i]["moves"].split()[ply])
+    assert games[i]["winrates"][ply] == round(float(winrates[i]), 3)
+    assert games[i]["visits"][ply] == int(visits[i]) == (
+        config.num_simulations)
 
 
 @needs_gnugo
