@@ -38,8 +38,9 @@ job `groups_per_variant` × `chunk` per colour of every variant at one level
 so both kinds have the same shape and the whole ablation compiles once.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
-commit), `jobs/<job>.json` (one per finished job: its games, written
-atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
+commit), `jobs/<job>.json` (one per finished job: its games, each move
+with the winrate and root visits of the variant that searched it
+(`play_job`), written atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
 process plays it, so that several processes of one machine can share a
 run; a lock from another machine is never taken over),
 `games/<job>-<game>.sgf` (one SGF per game, `evaluation.ablation_games`,
