@@ -40,9 +40,10 @@ so both kinds have the same shape and the whole ablation compiles once.
 **Run directory.** `config.json` (the `AblationConfig`, version and
 commit), `jobs/<job>.json` (one per finished job: its games, each move
 with the winrate and root visits of the variant that searched it
-(`play_job`), written atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
-process plays it, so that several processes of one machine can share a
-run; a lock from another machine is never taken over),
+(`play_job`), written atomically when the job ends; `<job>.lock`,
+holding `PID@HOST`, while a process plays it, so that several processes
+of one machine can share a run; a lock from another machine is never
+taken over),
 `games/<job>-<game>.sgf` (one SGF per game, `evaluation.ablation_games`,
 written just before the job's record) and, rewritten from the finished
 jobs after each one, `results.csv` (one row per pairing), `elo.csv`,
