@@ -561,6 +561,11 @@ def test_summary_counts_and_elo_against_the_closed_form():
   assert "3-0-1 | 75%" in report.table_markdown(summary)
   [row] = list(csv.DictReader(report.results_csv(summary).splitlines()))
   assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
+  # The moves' search statistics are for the SGFs: the tables ignore them.
+  analysed = [dict(g, winrates=[0.5], visits=[64]) for g in games]
+  again = report.summarize(config, [_record("gnugo1-000", analysed)])
+  assert again == summary
+  assert report.table_markdown(again) == report.table_markdown(summary)
 
 
 def test_cpu_per_move_counts_only_the_moves_we_chose():
