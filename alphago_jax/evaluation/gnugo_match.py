@@ -630,7 +630,8 @@ def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
   `CarryingAgent`), stepped from the host
   like `gnugo_match`; each agent compiles once per batch shape and game,
   and searches only the games not over. Both read their batches as
-  `agent_groups` equal groups."""
+  `agent_groups` equal groups. The statistics of either side's analysed
+  moves are kept (`Outcomes.winrates`, `Outcomes.visits`)."""
   check_int("games_per_colour", games_per_colour, 1)
   check_int("random_opening_moves", random_opening_moves, 0)
   _check_groups(agent_groups, games_per_colour)
