@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from alphago_jax import search
+from alphago_jax.core.types import AnalysedAgent
 from alphago_jax.search.alphago import AlphaGoParams, AlphaGoStatic, uniform_policy
 from alphago_jax.search import tree_reuse
 from alphago_jax.cli.main import main as cli
@@ -31,6 +32,7 @@ from alphago_jax.evaluation.gnugo_match import _jit_agent
 import go_reference
 from ttt_positions import GAME as TTT, position
 from alphago_jax.games import sgf
+from sgfmill import sgf as sgfmill_sgf
 from alphago_jax.games import vertex as vertex_codec
 from alphago_jax import engines
 
@@ -202,11 +204,73 @@ def test_every_game_is_written_as_an_sgf_of_its_job(runs):
       else:
         assert sgf.result_score(record.result) == g["score"]
       assert f"Seed: {config.seed}" in data.decode()
+      # Each move a variant searched carries its winrate and visits (all
+      # num_simulations: no tree reuse); GNU Go's and the random opening
+      # plies carry nothing.
+      names = config.variant_names()
+      nodes = sgfmill_sgf.Sgf_game.from_bytes(data).get_main_sequence()[1:]
+      comments = [n.get("C") if n.has_property("C") else None
+                  for n in nodes]
+      assert len(g["winrates"]) == len(g["visits"]) == g["plies"] == len(
+          comments)
+      for ply, (w, v, c) in enumerate(zip(g["winrates"], g["visits"],
+                                          comments)):
+        mover = (g["black"], g["white"])[ply % 2]
+        if mover in names and ply >= config.random_opening_moves:
+          assert 0 <= w <= 1 and w == round(w, 3)
+          assert v == config.num_simulations
+          assert c == f"winrate {w:.2f} visits {v}"
+        else:
+          assert w is None and v is None and c is None
   whole, resumed = (os.path.join(r, "games") for r in runs[:2])
   for name in os.listdir(whole):
     with open(os.path.join(whole, name), "rb") as a, open(
         os.path.join(resumed, name), "rb") as b:
       assert a.read() == b.read(), name
+
+
+@needs_gnugo
+def test_recorded_statistics_are_the_searchs_on_the_replayed_position(runs):
+  # The first move our variants searched in a GNU Go job (ply 2, after the
+  # random opening, as Black in the first half of the games), searched again
+  # from the recorded moves with the match's key for that ply: the same
+  # moves, winrates and visits. The programs compiled for the run serve.
+  from alphago_jax.evaluation.gnugo_match import _compiled
+  run_dir = runs[0]
+  _, config = ablation.read_config(run_dir)
+  job = next(j for j in ablation.plan(config) if j.level is not None)
+  with open(os.path.join(run_dir, "jobs", f"{job.name}.json")) as f:
+    games = json.load(f)["games"]
+  network = ablation.load_network(config.network, config.komi)
+  game = network.game
+  g = len(job.sides) * config.chunk
+  ply = config.random_opening_moves
+  assert ply % 2 == 0 and len(games) == 2 * g
+  assert all(r["plies"] > ply and not r["resigned"] for r in games)
+  init, advance, _ = _compiled(game)
+  init_key, key = jax.random.split(job.key(config.seed))
+  states = init(init_key, 2 * g)
+  for t in range(ply + 1):
+    key, agent_key, _ = jax.random.split(key, 3)
+    if t < ply:
+      moves = [game.vertex_to_action(r["moves"].split()[t]) for r in games]
+      states, _ = advance(states, jnp.asarray(moves, jnp.int32),
+                          jnp.zeros(2 * g, bool),
+                          jnp.asarray(np.repeat([0, 1], g), jnp.int32))
+  params, _ = config.values()
+  agent = ablation.variant_agent(
+      game, network.policy_fn, network.value_fn, config.static(),
+      network.variables,
+      jax.tree.map(lambda x: x[np.asarray([a for a, _ in job.sides])],
+                   params))
+  actions, winrates, visits = _jit_agent(agent)(
+      jax.tree.map(lambda x: x[:g], states), agent_key)
+  for i in range(g):
+    assert game.action_to_vertex(int(actions[i])) == (
+        games[i]["moves"].split()[ply])
+    assert games[i]["winrates"][ply] == round(float(winrates[i]), 3)
+    assert games[i]["visits"][ply] == int(visits[i]) == (
+        config.num_simulations)
 
 
 @needs_gnugo
@@ -285,25 +349,34 @@ def _two_values_four_games():
 def test_group_moves_equal_each_value_alone():
   # Tic-tac-toe, a uniform prior and a fixed value: two groups of two games
   # with different c_puct, in one program, play what each value plays alone
-  # with its group's key.
+  # with its group's key, and report that search's root value as the
+  # winrate and its visits.
   static = AlphaGoStatic(num_simulations=6, use_rollouts=False)
   params, states = _two_values_four_games()
   key = jax.random.key(7)
   make = functools.partial(ablation.variant_agent, TTT, uniform_policy,
                            _value, static, None)
   # As the matches run it: both agents share one compiled program.
-  together = _jit_agent(make(params))(states, key)
+  agent = make(params)
+  assert isinstance(agent, AnalysedAgent)
+  together, winrates, visits = _jit_agent(agent)(states, key)
   swapped = _jit_agent(make(jax.tree.map(lambda x: x[::-1], params)))(
-      states, key)
+      states, key)[0]
   alone = jax.jit(lambda p, s, k: search.alphago_search(
       TTT, uniform_policy, _value, (None, None), k, s, config=static,
-      params=p).action)
+      params=p))
   keys = jax.random.split(key, 2)
   for k in range(2):
     p = jax.tree.map(lambda x: x[k], params)
     s = jax.tree.map(lambda x: x[2 * k:2 * k + 2], states)
-    np.testing.assert_array_equal(together[2 * k:2 * k + 2],
-                                  alone(p, s, keys[k]))
+    out = alone(p, s, keys[k])
+    part = slice(2 * k, 2 * k + 2)
+    np.testing.assert_array_equal(together[part], out.action)
+    np.testing.assert_allclose(winrates[part], (out.root_value + 1) / 2,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(visits[part], 6)  # num_simulations
+  assert (0 <= np.asarray(winrates)).all() and (
+      np.asarray(winrates) <= 1).all()
   # The two values play differently here, so each group used its own.
   assert not np.array_equal(together, swapped)
 
@@ -315,7 +388,7 @@ def test_gumbel_variant_groups_equal_each_value_alone():
   params, states = _two_values_four_games()
   params = params.replace(mixing=np.float32([0.0, 1.0]))
   key = jax.random.key(8)
-  together = _jit_agent(ablation.variant_agent(
+  together, winrates, visits = _jit_agent(ablation.variant_agent(
       TTT, uniform_policy, _value, static, None, params))(states, key)
   keys = jax.random.split(key, 2)
   for k in range(2):
@@ -325,6 +398,9 @@ def test_gumbel_variant_groups_equal_each_value_alone():
         TTT, uniform_policy, _value, (None, None), keys[k], s,
         static=static, params=p)
     np.testing.assert_array_equal(together[2 * k:2 * k + 2], alone.action)
+    np.testing.assert_allclose(winrates[2 * k:2 * k + 2],
+                               (alone.root_value + 1) / 2, rtol=1e-6)
+  np.testing.assert_array_equal(visits, 6)
 
 
 @needs_gnugo
@@ -408,12 +484,13 @@ def test_reusing_variants_continue_each_games_own_tree():
   params, states = _two_values_four_games()
   agent = ablation.variant_agent(TTT, uniform_policy, _value, static,
                                  None, params)
-  assert isinstance(agent, search.CarryingAgent)
+  assert isinstance(agent, search.CarryingAgent) and agent.analysed
   fn = _jit_agent(agent)
-  actions, trees = fn(states, jax.random.key(1), None)
+  (actions, _, visits), trees = fn(states, jax.random.key(1), None)
   zeros = jax.tree.map(jnp.zeros_like, trees)
-  again, fresh = fn(states, jax.random.key(1), zeros)
+  (again, _, _), fresh = fn(states, jax.random.key(1), zeros)
   np.testing.assert_array_equal(again, actions)
+  np.testing.assert_array_equal(visits, sims)
   np.testing.assert_array_equal(fresh.children_visits, trees.children_visits)
   # Our move, then the reply the tree expected most.
   rows = np.arange(4)
@@ -425,7 +502,7 @@ def test_reusing_variants_continue_each_games_own_tree():
       [np.asarray(actions), reply], 1))
   assert (np.asarray(kept) > 0).all()
   key = jax.random.key(2)
-  actions2, trees2 = fn(nxt, key, trees)
+  (actions2, winrates2, visits2), trees2 = fn(nxt, key, trees)
   alone = jax.jit(lambda p, s, k, t: search.alphago_search(
       TTT, uniform_policy, _value, (None, None), k, s, config=static,
       params=p, tree=t))
@@ -435,6 +512,8 @@ def test_reusing_variants_continue_each_games_own_tree():
     out = alone(jax.tree.map(lambda x: x[k], params),
                 jax.tree.map(part, nxt), keys[k], jax.tree.map(part, trees))
     np.testing.assert_array_equal(actions2[2 * k:2 * k + 2], out.action)
+    np.testing.assert_allclose(winrates2[2 * k:2 * k + 2],
+                               (out.root_value + 1) / 2, rtol=1e-6)
     np.testing.assert_array_equal(part(trees2.children_visits),
                                   out.search_tree.children_visits)
     assert (np.asarray(out.reused_nodes) > 0).all()
@@ -442,6 +521,11 @@ def test_reusing_variants_continue_each_games_own_tree():
   before = np.asarray(trees.node_visits)[rows, np.asarray(kept)]
   np.testing.assert_array_equal(np.asarray(trees2.node_visits)[:, 0],
                                 before + sims)
+  # The root visits reported are its children's: the kept ones (all but
+  # the root's own first visit) and this search's.
+  np.testing.assert_array_equal(
+      visits2, np.asarray(trees2.children_visits)[:, 0].sum(-1))
+  np.testing.assert_array_equal(visits2, before - 1 + sims)
 
 
 def _record(job, games):
@@ -477,6 +561,11 @@ def test_summary_counts_and_elo_against_the_closed_form():
   assert "3-0-1 | 75%" in report.table_markdown(summary)
   [row] = list(csv.DictReader(report.results_csv(summary).splitlines()))
   assert (row["wins"], row["games"], row["scores_agree"]) == ("3", "4", "1")
+  # The moves' search statistics are for the SGFs: the tables ignore them.
+  analysed = [dict(g, winrates=[0.5], visits=[64]) for g in games]
+  again = report.summarize(config, [_record("gnugo1-000", analysed)])
+  assert again == summary
+  assert report.table_markdown(again) == report.table_markdown(summary)
 
 
 def test_cpu_per_move_counts_only_the_moves_we_chose():

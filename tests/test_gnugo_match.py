@@ -12,7 +12,7 @@ import pytest
 from alphago_jax import games
 from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.search.agents import random_agent
-from alphago_jax.search.base import CarryingAgent
+from alphago_jax.search.base import AnalysedAgent, CarryingAgent
 from alphago_jax import engines
 
 GO5 = games.make("go", size=5)
@@ -152,17 +152,21 @@ def test_finished_games_are_not_searched_and_groups_keep_their_rule():
   # `ablation.group_moves` plays two parameter values. Against a random
   # opponent games end at different plies, so the batch shrinks; every move
   # must still be its own game's group's rule, replayed here.
+  # It is an `AnalysedAgent` whose made-up statistics name the move and
+  # its group: each ply's must reach that move's game, through the padding.
   ttt = games.make("tictactoe")
   shapes = []
 
-  def two_rules(states, key):
+  def analyse(states, key):
     del key
     n = states.current_player.shape[0]
     shapes.append(n)  # At trace time: one entry per compiled shape.
     first = (jnp.arange(n) < n // 2)[:, None]
     order = jnp.where(first, -jnp.arange(9.0), jnp.arange(9.0))
     score = jnp.where(states.legal_action_mask, order, -100.0)
-    return jnp.argmax(score, axis=-1).astype(jnp.int32)
+    actions = jnp.argmax(score, axis=-1).astype(jnp.int32)
+    return actions, actions / 10.0, actions + 100 * first[:, 0]
+  two_rules = AnalysedAgent(analyse)
   g = 16
   out = agent_match(ttt, two_rules, random_agent, jax.random.key(7),
                     games_per_colour=g, agent_groups=2)
@@ -175,10 +179,15 @@ def test_finished_games_are_not_searched_and_groups_keep_their_rule():
     free = set(range(9))
     for ply, move in enumerate(out.moves[i]):
       if move < 0:
-        break
+        assert np.isnan(out.winrates[i, ply]) and out.visits[i, ply] == -1
+        continue
       if ply % 2 == ours:
         assert move == (min(free) if lowest else max(free)), (i, ply)
+        assert out.winrates[i, ply] == np.float32(move / 10.0), (i, ply)
+        assert out.visits[i, ply] == move + 100 * lowest, (i, ply)
         checked += 1
+      else:  # random_agent reports nothing.
+        assert np.isnan(out.winrates[i, ply]) and out.visits[i, ply] == -1
       free.remove(int(move))
   assert checked == sum((n + 1) // 2 if i < g else n // 2
                         for i, n in enumerate(out.lengths))
@@ -187,10 +196,11 @@ def test_finished_games_are_not_searched_and_groups_keep_their_rule():
                 games_per_colour=3, agent_groups=2)
 
 
-def _alternating(first_lowest):
+def _alternating(first_lowest, analysed=False):
   """A `CarryingAgent` whose carry counts its own moves in each game: it
   plays the lowest free cell on its even-numbered moves and the highest on
-  its odd ones (the reverse with `first_lowest=False`)."""
+  its odd ones (the reverse with `first_lowest=False`); `analysed`: it
+  reports as visits its count of moves in the game, and as winrate 0.25."""
   def fn(states, key, carry):
     del key
     n = states.current_player.shape[0]
@@ -198,8 +208,11 @@ def _alternating(first_lowest):
     lowest = (count % 2 == 0) == first_lowest
     order = jnp.where(lowest[:, None], -jnp.arange(9.0), jnp.arange(9.0))
     score = jnp.where(states.legal_action_mask, order, -100.0)
-    return jnp.argmax(score, axis=-1).astype(jnp.int32), count + 1
-  return CarryingAgent(fn)
+    actions = jnp.argmax(score, axis=-1).astype(jnp.int32)
+    if analysed:
+      actions = (actions, jnp.full(n, 0.25), count)
+    return actions, count + 1
+  return CarryingAgent(fn, analysed=analysed)
 
 
 def _replay_alternating(out, g, first_lowest):
@@ -238,9 +251,17 @@ def test_each_game_gets_back_its_own_carry_once_per_move():
         (n + 1) // 2 if i < g else n // 2 for i, n in enumerate(out.lengths))
   # Both sides carrying: each keeps its own, the opponent's rule is checked
   # from its side (our agent's colour swapped).
-  out = agent_match(ttt, _alternating(True), _alternating(False),
+  # The opponent reports statistics as well, each move its game's own.
+  out = agent_match(ttt, _alternating(True), _alternating(False, True),
                     jax.random.key(4), games_per_colour=g)
   assert _replay_alternating(out, g, True) > 0
+  for i in range(2 * g):
+    n, theirs = int(out.lengths[i]), 1 if i < g else 0
+    np.testing.assert_array_equal(out.visits[i, theirs:n:2],
+                                  np.arange(len(range(theirs, n, 2))))
+    np.testing.assert_array_equal(out.winrates[i, theirs:n:2], 0.25)
+    assert np.isnan(out.winrates[i, 1 - theirs:n:2]).all()
+    assert (out.visits[i, 1 - theirs:n:2] == -1).all()
   swapped = dataclasses.replace(out, moves=np.concatenate(
       [out.moves[g:], out.moves[:g]]))
   assert _replay_alternating(swapped, g, False) > 0

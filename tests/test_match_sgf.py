@@ -157,9 +157,12 @@ def test_committed_sweep_converts_to_games_that_replay_to_its_outcomes(
   assert sorted(os.listdir(folder)) == sorted(recorded)
   for name, g in recorded.items():
     with open(folder / name, "rb") as f:
-      record = sgf.parse_sgf(f.read(), source=name)
+      data = f.read()
+    record = sgf.parse_sgf(data, source=name)
     assert (record.black_name, record.white_name) == (g["black"],
                                                       g["white"])
+    # Its jobs keep no per-move statistics: no move comments.
+    assert "winrates" not in g and b"winrate" not in data
     assert [GO9.action_to_vertex(a) for _, a in record.moves] == (
         g["moves"].split())
     # The converter replayed each game in our engine (`games.go`); here an

@@ -50,10 +50,12 @@ against every variant of the other, each side its own compiled search).
 A grid of traced fields alone is one configuration with unprefixed jobs.
 
 **Run directory.** `config.json` (the `AblationConfig`, version and
-commit), `jobs/<job>.json` (one per finished job: its games, written
-atomically when the job ends; `<job>.lock`, holding `PID@HOST`, while a
-process plays it, so that several processes of one machine can share a
-run; a lock from another machine is never taken over),
+commit), `jobs/<job>.json` (one per finished job: its games, each move
+with the winrate and root visits of the variant that searched it
+(`play_job`), written atomically when the job ends; `<job>.lock`,
+holding `PID@HOST`, while a process plays it, so that several processes
+of one machine can share a run; a lock from another machine is never
+taken over),
 `games/<job>-<game>.sgf` (one SGF per game, `evaluation.ablation_games`,
 written just before the job's record) and, rewritten from the finished
 jobs after each one, `results.csv` (one row per pairing), `elo.csv`,
@@ -100,7 +102,7 @@ from alphago_jax.evaluation.gnugo_match import agent_match, gnugo_match
 from alphago_jax.games import match_sgf
 from alphago_jax.search import alphago
 from alphago_jax.search import sweep as sweep_lib
-from alphago_jax.search.base import CarryingAgent
+from alphago_jax.search.base import AnalysedAgent, CarryingAgent
 from alphago_jax.zoo.alphago_networks import load_alphago_networks
 from alphago_jax.zoo import loaders
 from alphago_jax.zoo.checkpoints import checkpoints_root
@@ -387,7 +389,7 @@ def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
                 variables, params: alphago.AlphaGoParams,
                 states, key: chex.PRNGKey, trees=None):
   """Moves of AlphaGo's search for K groups of games, group k searched with
-  the k-th parameter value.
+  the k-th parameter value, and what each search saw of its position.
 
   Args:
     game, policy_fn, value_fn, static: as `alphago_search`.
@@ -399,7 +401,11 @@ def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
       G, ...]` (all zeros or None: nothing to continue); else None.
 
   Returns:
-    int32 `[K * G]`; with `static.reuse_tree`, `(actions, search trees [K *
+    `(actions int32, winrates float32, visits int32)`, each `[K * G]`: the
+    move, the search's root value for the mover as a winrate in [0, 1]
+    (`(root_value + 1) / 2`) and its root visits (the root's children's,
+    num_simulations for a fresh tree, more where it continued one); with
+    `static.reuse_tree`, `((actions, winrates, visits), search trees [K *
     G, ...])`.
   """
   k = params.mixing.shape[0]
@@ -421,16 +427,18 @@ def group_moves(game, policy_fn, value_fn, static: alphago.AlphaGoStatic,
     out = alphago.alphago_search(
         game, policy_fn, value_fn, (variables, variables), group_key, s,
         config=static, params=p, tree=tree)
-    return (out.action, out.search_tree) if static.reuse_tree else out.action
+    winrate = jnp.clip((out.root_value + 1.0) / 2.0, 0.0, 1.0)
+    moves = (out.action, winrate, out.visit_counts.sum(-1))
+    return (moves, out.search_tree) if static.reuse_tree else moves
   # lax.map, not vmap: see the module docstring.
   out = jax.lax.map(one, (params, grouped, keys,
                           None if trees is None else jax.tree.map(group,
                                                                   trees)))
+  flat = lambda x: x.reshape((n,) + x.shape[2:])
   if not static.reuse_tree:
-    return out.reshape(n)
-  actions, searched = out
-  return actions.reshape(n), jax.tree.map(
-      lambda x: x.reshape((n,) + x.shape[2:]), searched)
+    return jax.tree.map(flat, out)
+  moves, searched = out
+  return jax.tree.map(flat, moves), jax.tree.map(flat, searched)
 
 
 @functools.lru_cache(maxsize=None)
@@ -442,15 +450,18 @@ def _group_fn(game, policy_fn, value_fn, static):
 
 def variant_agent(game, policy_fn, value_fn, static, variables,
                   params: alphago.AlphaGoParams):
-  """An `Agent` playing K variants on K equal groups of its games
-  (`group_moves`), or with `static.reuse_tree` a `search.CarryingAgent`
-  whose carry is each game's search tree; the weights and values are
-  arguments of its compiled program, so any values of the same K share
-  it."""
+  """An `AnalysedAgent` playing K variants on K equal groups of its games
+  (`group_moves`: each move with its search's winrate and root visits), or
+  with `static.reuse_tree` an analysed `search.CarryingAgent` whose carry
+  is each game's search tree; the weights and values are arguments of its
+  compiled program (the `analyse` function, or the carrying one, is a
+  `jax.tree_util.Partial`), so any values of the same K share it."""
   chex.assert_rank(params.mixing, 1)
   fn = jax.tree_util.Partial(_group_fn(game, policy_fn, value_fn, static),
                              variables, params)
-  return CarryingAgent(fn) if static.reuse_tree else fn
+  if static.reuse_tree:
+    return CarryingAgent(fn, analysed=True)
+  return AnalysedAgent(fn)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -589,14 +600,27 @@ def _children_cpu() -> float:
   return usage.ru_utime + usage.ru_stime
 
 
+def _move_statistics(winrates: np.ndarray, visits: np.ndarray
+                     ) -> Dict[str, List[Optional[float]]]:
+  """A game's per-move search statistics as its record keeps them: the
+  mover's winrate to 3 decimals and its root visits, null for a move no
+  search chose (GNU Go's, a random opening ply)."""
+  return {"winrates": [round(float(w), 3) if np.isfinite(w) else None
+                       for w in winrates],
+          "visits": [int(v) if v >= 0 else None for v in visits]}
+
+
 def play_job(config: AblationConfig, job: Job,
              network: Optional[Network] = None) -> Dict[str, Any]:
   """Plays one job; returns its record (what `jobs/<name>.json` holds):
   the network's name, wall and CPU seconds, and per game the players,
   `black_result` (+1 Black won, -1 White won, 0 draw), Tromp-Taylor
   `score`, GNU Go's `gnugo_score` (None unless both passed), `plies`,
-  `capped`, `resigned`, `forfeited`, the moves as GTP vertices and `game`,
-  its index in the job's batch (GNU Go's seed is the job's plus it)."""
+  `capped`, `resigned`, `forfeited`, the moves as GTP vertices, per move
+  the `winrates` (the mover's search winrate in [0, 1], 3 decimals) and
+  root `visits` of the variant that chose it (null for GNU Go's moves and
+  the random opening plies), and `game`, its index in the job's batch
+  (GNU Go's seed is the job's plus it)."""
   if network is None:
     network = load_network(config.network, config.komi)
   game = network.game
@@ -640,7 +664,8 @@ def play_job(config: AblationConfig, job: Job,
     gnugo = (None if out.gnugo_score is None
              or not np.isfinite(out.gnugo_score[i])
              else float(out.gnugo_score[i]))
-    moves = [int(m) for m in out.moves[i] if m >= 0]
+    played = out.moves[i] >= 0
+    moves = [int(m) for m in out.moves[i][played]]
     games.append({
         "game": i,
         "black": ours if ours_black else theirs,
@@ -650,7 +675,8 @@ def play_job(config: AblationConfig, job: Job,
         "plies": int(out.lengths[i]), "capped": bool(out.capped[i]),
         "resigned": bool(out.resigned[i]),
         "forfeited": bool(out.forfeited[i]),
-        "moves": " ".join(game.action_to_vertex(m) for m in moves)})
+        "moves": " ".join(game.action_to_vertex(m) for m in moves),
+        **_move_statistics(out.winrates[i][played], out.visits[i][played])})
   return {"job": job.name, "network": network.name,
           "board_size": int(game.size), "seconds": seconds,
           "cpu_seconds": time.process_time() - cpu,

@@ -9,8 +9,15 @@ sweep-sgf` converts the jobs of a finished run (such as the committed
 
 The root comment holds each player's settings (a variant's search
 parameters and network, GNU Go's level and flags), the job, the ablation's
-seed and, where it is known, the GNU Go seed of the game. The jobs keep no
-search statistics, so these SGFs carry no per-move winrate or visits.
+seed and, where it is known, the GNU Go seed of the game.
+
+Per move, the record keeps the searching side's view: `winrates` (the
+mover's search winrate, 3 decimals) and root `visits`, null for GNU Go's
+moves and the random opening plies. They become each searched move's
+comment, `C[winrate 0.54 visits 64]`, and Sabaki's winrate graph, as in
+every other match's SGFs (`match_sgf.PlayedGame`), so that a reader sees
+how sure the variant was of each move. A record without these fields
+gives SGFs without move comments.
 
 `check_games` replays every game under our rules (`games.go`, positional
 superko) and checks the recorded outcome against the replay: the final
@@ -132,6 +139,15 @@ def job_games(config, job, record: Mapping[str, Any]
     except (KeyError, ValueError) as e:
       raise ValueError(f"ablation_games: {where}: unreadable moves ({e})"
                        ) from None
+    stats = {}
+    for field in ("winrates", "visits"):
+      values = g.get(field)
+      if values is not None:
+        if not isinstance(values, list) or len(values) != len(actions):
+          raise ValueError(f"ablation_games: {where}: {field} must be a list "
+                           f"of one entry per move ({len(actions)}), got "
+                           f"{values!r:.80}")
+        stats[field] = [math.nan if v is None else v for v in values]
     settings = {"job": name,
                 "job key": f"fold_in(fold_in(key(seed), {kind}), "
                            f"{job.index})",
@@ -139,13 +155,16 @@ def job_games(config, job, record: Mapping[str, Any]
                 "max_moves": config.max_moves}
     if first_seed is not None and index is not None:
       settings["gnugo_seed"] = first_seed + int(index)
-    out.append(match_sgf.PlayedGame(
-        game=game, actions=np.asarray(actions, np.int32), black=black,
-        white=white,
-        result=match_sgf.result_text(reason, winner=winner, score=score),
-        seed=int(config.seed), match=name,
-        index=position if index is None else int(index),
-        settings=settings))
+    try:
+      out.append(match_sgf.PlayedGame(
+          game=game, actions=np.asarray(actions, np.int32), black=black,
+          white=white,
+          result=match_sgf.result_text(reason, winner=winner, score=score),
+          seed=int(config.seed), match=name,
+          index=position if index is None else int(index),
+          settings=settings, **stats))
+    except (TypeError, ValueError) as e:
+      raise ValueError(f"ablation_games: {where}: {e}") from None
   return out
 
 

@@ -26,6 +26,12 @@ the two differ where dead stones were left on the board.
 A `search.CarryingAgent` (AlphaGo's search reusing its trees) gets back,
 on each move, what it returned on its previous move in the same game.
 
+An `AnalysedAgent` (or a `CarryingAgent` with `analysed`) also reports its
+search's winrate and root visits for each move, kept per ply in
+`Outcomes.winrates` and `Outcomes.visits` for the game records: its moves
+are the `analyse` function's actions, so the games are the ones it plays
+as a plain agent.
+
 An agent given as a `jax.tree_util.Partial` is compiled once per function
 and batch shape with its bound arrays (parameters, network weights) passed
 as arguments, so agents that differ only in those arrays share one program.
@@ -65,7 +71,7 @@ from alphago_jax.engines.gnugo_player import RESIGN, GnuGoPlayer
 from alphago_jax.evaluation.match import MatchResult
 from alphago_jax.games import base as game_base
 from alphago_jax.search.agents import random_agent
-from alphago_jax.search.base import Agent, CarryingAgent
+from alphago_jax.search.base import Agent, AnalysedAgent, CarryingAgent
 
 DEFAULT_GNUGO_ARGS = ("--capture-all-dead",)
 
@@ -91,6 +97,12 @@ class Outcomes:
       of the mover, who lost it: `returns` says which side that was.
     unplayed: bool `[B]`, the game could not be finished (its GNU Go
       process died or refused a move): not played, left out of `result()`.
+    winrates: float32 `[B, T]`, per ply as `moves`, the mover's search
+      winrate in [0, 1] of the position it moved from, where the mover is
+      an analysed agent (`AnalysedAgent`, or a `CarryingAgent` with
+      `analysed`); NaN for GNU Go's moves, other agents', random opening
+      plies and after a game's end.
+    visits: int32 `[B, T]`, the mover's root visits there, -1 elsewhere.
   """
   agent_black: np.ndarray
   returns: np.ndarray
@@ -102,6 +114,8 @@ class Outcomes:
   moves: Optional[np.ndarray] = None
   forfeited: Optional[np.ndarray] = None
   unplayed: Optional[np.ndarray] = None
+  winrates: Optional[np.ndarray] = None
+  visits: Optional[np.ndarray] = None
 
   def result(self, games: Optional[Sequence[int]] = None) -> MatchResult:
     """Wins/draws/losses per colour (`as_first`: as Black) over `games`
@@ -133,14 +147,25 @@ def _call_carrying_partial(fn, states, key, carry):
   return fn(states, key, carry)
 
 
+def _analysed(agent) -> bool:
+  """Whether the jitted agent (`_jit_agent`) also returns winrates and
+  visits."""
+  if isinstance(agent, CarryingAgent):
+    return agent.analysed
+  return isinstance(agent, AnalysedAgent)
+
+
 @functools.lru_cache(maxsize=None)
 def _jit_agent(agent):
   """The jitted agent: `(states, key) -> actions` for an `Agent`, `(states,
-  key, carry) -> (actions, carry)` for a `CarryingAgent`."""
+  key, carry) -> (actions, carry)` for a `CarryingAgent`; for an analysed
+  one (`_analysed`), `(actions, winrates, visits)` in place of `actions`."""
   if isinstance(agent, CarryingAgent):
     if isinstance(agent.fn, jax.tree_util.Partial):
       return functools.partial(_call_carrying_partial, agent.fn)
     return jax.jit(agent.fn)
+  if isinstance(agent, AnalysedAgent):
+    agent = agent.analyse
   if isinstance(agent, jax.tree_util.Partial):
     # Its bound arrays are arguments: one program per function and shapes.
     return functools.partial(_call_partial, agent)
@@ -237,6 +262,7 @@ class _Mover:
   def __init__(self, agent, groups: int, batch: int):
     self.fn = _jit_agent(agent)
     self.carrying = isinstance(agent, CarryingAgent)
+    self.analysed = _analysed(agent)
     self.groups = groups
     self.batch = batch
     self.carry = None
@@ -244,13 +270,15 @@ class _Mover:
   def move(self, states, live: np.ndarray, offset: int, key):
     """Dispatches the moves of the half `states` `[G]` (rows `offset` to
     `offset + G` of the batch); returns a function giving int `[G]`
-    actions, meaningless where a game is over."""
+    actions, float `[G]` winrates (NaN where the agent is not analysed)
+    and int `[G]` visits (-1 there), meaningless where a game is over."""
     rows = _live_rows(live, self.groups)
     if not self.carrying:
       if rows is None:
-        actions = self.fn(states, key)  # Dispatched; read when needed.
-        return lambda: np.asarray(actions)
-      sub = self.fn(_take_rows(states, rows), key)
+        rows = np.arange(live.shape[0])
+        sub = self.fn(states, key)  # Dispatched; read when needed.
+      else:
+        sub = self.fn(_take_rows(states, rows), key)
     else:
       if rows is None:
         rows = np.arange(live.shape[0])
@@ -263,9 +291,17 @@ class _Mover:
                              jnp.asarray(_last_of_each(rows), jnp.int32))
 
     def read():
-      out = np.zeros(live.shape[0], np.int32)
-      out[rows] = np.asarray(sub)  # Copies of a row carry its own action.
-      return out
+      size = live.shape[0]
+      actions = np.zeros(size, np.int32)
+      winrates = np.full(size, np.nan, np.float32)
+      visits = np.full(size, -1, np.int32)
+      # Copies of a row carry its own action and statistics.
+      if self.analysed:
+        actions[rows], winrates[rows], visits[rows] = (
+            np.asarray(x) for x in sub)
+      else:
+        actions[rows] = np.asarray(sub)
+      return actions, winrates, visits
     return read
 
   def _first_carry(self, states, key):
@@ -279,7 +315,8 @@ class _Mover:
 def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
           random_opening_moves, agent_groups=1):
   """The host loop; `opponent` has `moves(states, ids, ply)` -> a function
-  giving (actions, resign, failed) for games `ids` (all its to move), and
+  giving (actions, resign, failed, winrates, visits) for games `ids` (all
+  its to move; winrates NaN and visits -1 where it did not search), and
   `observe(ids, actions)` for the moves played in them by others.
 
   An illegal move (by our rules) from either side forfeits the game: the
@@ -300,6 +337,7 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
   forfeited = np.zeros(batch, bool)
   unplayed = np.zeros(batch, bool)
   played = []  # [B] per ply, -1 where a game was over or resigned
+  winrates, visits = [], []  # [B] per ply, the mover's: NaN and -1 if none
   ply = 0
   while not bool(np.all(jax.device_get(states.terminated))) and (
       max_moves is None or ply < max_moves):
@@ -317,17 +355,26 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
     if ply < random_opening_moves:
       actions = np.asarray(random_fn(states, agent_key))
       resign = np.zeros(batch, bool)
+      winrate = np.full(batch, np.nan, np.float32)
+      visit = np.full(batch, -1, np.int32)
       opponent.observe(np.flatnonzero(~done), actions[~done])
     else:
       # The opponent's half first: GNU Go thinks while our agent computes.
       pending = opponent.moves(_half(states, *theirs), theirs_ids, ply,
                                opp_key)
-      our_actions = mover.move(_half(states, *ours),
-                               ~done[ours[0]:ours[1]], ours[0], agent_key)()
-      their_actions, their_resign, their_failed = pending()
+      our_actions, our_winrates, our_visits = mover.move(
+          _half(states, *ours), ~done[ours[0]:ours[1]], ours[0], agent_key)()
+      (their_actions, their_resign, their_failed, their_winrates,
+       their_visits) = pending()
       actions = np.empty(batch, np.int32)
       actions[ours[0]:ours[1]] = our_actions
       actions[theirs[0]:theirs[1]] = their_actions
+      winrate = np.empty(batch, np.float32)
+      winrate[ours[0]:ours[1]] = our_winrates
+      winrate[theirs[0]:theirs[1]] = their_winrates
+      visit = np.empty(batch, np.int32)
+      visit[ours[0]:ours[1]] = our_visits
+      visit[theirs[0]:theirs[1]] = their_visits
       resign = np.zeros(batch, bool)
       resign[theirs[0]:theirs[1]] = their_resign
       failed[theirs[0]:theirs[1]] = their_failed
@@ -338,8 +385,10 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
     resigned |= resign & ~done
     forfeited |= bad
     unplayed |= failed & ~done
-    played.append(np.where(done | resign | bad | failed, -1,
-                           actions).astype(np.int32))
+    gone = done | resign | bad | failed
+    played.append(np.where(gone, -1, actions).astype(np.int32))
+    winrates.append(np.where(gone, np.nan, winrate).astype(np.float32))
+    visits.append(np.where(gone, -1, visit).astype(np.int32))
     # A forfeit or a failed game ends as a resignation of the mover (the
     # result of a failed one is discarded).
     resign = resign | bad | failed
@@ -362,7 +411,11 @@ def _play(game, agent, opponent, key, *, games_per_colour, max_moves,
       capped=capped, score=score,
       moves=(np.stack(played, axis=1) if played
              else np.zeros((batch, 0), np.int32)),
-      forfeited=forfeited, unplayed=unplayed)
+      forfeited=forfeited, unplayed=unplayed,
+      winrates=(np.stack(winrates, axis=1) if winrates
+                else np.zeros((batch, 0), np.float32)),
+      visits=(np.stack(visits, axis=1) if visits
+              else np.zeros((batch, 0), np.int32)))
 
 
 class GTPPlayer(GnuGoPlayer):
@@ -393,10 +446,14 @@ class _AgentOpponent:
 
   def moves(self, states, ids, ply, key):
     del ply
-    actions = self.mover.move(states, ~np.asarray(states.terminated),
-                              int(ids[0]), key)
-    return lambda: (actions(), np.zeros(len(ids), bool),
-                    np.zeros(len(ids), bool))
+    moved = self.mover.move(states, ~np.asarray(states.terminated),
+                            int(ids[0]), key)
+
+    def collect():
+      actions, winrates, visits = moved()
+      return (actions, np.zeros(len(ids), bool), np.zeros(len(ids), bool),
+              winrates, visits)
+    return collect
 
   def observe(self, ids, actions):
     pass
@@ -449,7 +506,9 @@ class _GnuGoOpponent:
             resign[j] = True
           else:
             actions[j] = a
-      return actions, resign, failed
+      # GNU Go reports no search statistics.
+      return (actions, resign, failed, np.full(len(ids), np.nan, np.float32),
+              np.full(len(ids), -1, np.int32))
     return collect
 
   def observe(self, ids, actions):
@@ -571,7 +630,8 @@ def agent_match(game: game_base.Game, agent: Agent, opponent: Agent,
   `CarryingAgent`), stepped from the host
   like `gnugo_match`; each agent compiles once per batch shape and game,
   and searches only the games not over. Both read their batches as
-  `agent_groups` equal groups."""
+  `agent_groups` equal groups. The statistics of either side's analysed
+  moves are kept (`Outcomes.winrates`, `Outcomes.visits`)."""
   check_int("games_per_colour", games_per_colour, 1)
   check_int("random_opening_moves", random_opening_moves, 0)
   _check_groups(agent_groups, games_per_colour)

@@ -30,8 +30,13 @@ class CarryingAgent:
       given None (`jax.eval_shape`), which `fn` must also read as nothing
       carried. A `jax.tree_util.Partial` compiles with its bound arrays as
       arguments.
+    analysed: `fn` returns `((actions, winrates, visits), carry)`: with
+      its actions, what `AnalysedAgent.analyse` returns (the search's
+      winrate in [0, 1] for the mover and its root visits), for the game
+      records.
   """
   fn: CarryingAgentFn
+  analysed: bool = False
 
 
 @struct.dataclass
