@@ -16,16 +16,12 @@ profiles.load()
 # commands, and loading one is far cheaper than compiling it. A fresh
 # folder per run (the xdist controller makes it before the workers start,
 # and removes it at the end), so a run never depends on an earlier one.
-# XLA's backend (LLVM) optimisation off and its CPU fusion emitters off
-# (the older loop emitters): most of a test's time is spent compiling
-# small programs that then run for milliseconds, and both compile them
-# faster (-O0: a search test file 177 s -> 106 s; the emitters: about a
-# quarter less CPU again on the training, search and ladder tests). The
-# flags change how fast the code runs, not what it computes; benchmarks
-# and real runs keep the defaults. `helpers.env` passes them to
-# subprocesses.
-TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
-                  "--xla_cpu_use_fusion_emitters=false")
+# XLA's backend (LLVM) optimisation off: most of a test's time is spent
+# compiling small programs that then run for milliseconds, and -O0
+# compiles them far faster (a search test file: 177 s -> 106 s). The flag
+# changes how fast the code runs, not what it computes; benchmarks and
+# real runs keep the default. `helpers.env` passes it to subprocesses.
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
 os.environ.setdefault("ALPHAGO_JAX_TEST_XLA_FLAGS", TEST_XLA_FLAGS)
 os.environ["XLA_FLAGS"] = " ".join(filter(None, [
     os.environ.get("XLA_FLAGS", ""),
