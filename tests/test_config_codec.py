@@ -27,6 +27,7 @@ from alphago_jax.evaluation import ablation
 from alphago_jax.games import go_features, go_patterns
 from alphago_jax.games.go_patterns import PatternConfig
 from alphago_jax.models.policy import PolicyNetConfig
+from alphago_jax.training.distill import DistillConfig
 from alphago_jax.models.resnet import ResNetConfig
 from alphago_jax.models.value import ValueNetConfig
 from alphago_jax.training.reinforce import ReinforceConfig
@@ -122,6 +123,8 @@ def _stage_parts(data):
     return [(("train",), RolloutTrainConfig), (("features",), PatternConfig),
             (("dataset",), DatasetConfig)] + held
   config = data["config"]
+  if "teachers" in data:  # distill.py
+    return [(("config",), DistillConfig)]
   if "games_per_iteration" in config:
     return [(("config",), ReinforceConfig)]
   if "mask_illegal" in config:
