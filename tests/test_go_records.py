@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import os
 import random
+import re
 import time
 
 import jax
@@ -28,7 +29,7 @@ from alphago_jax.games.go import BLACK
 
 from record_files import KGS, PRO_ARCHIVE, need
 
-KGS_SAMPLE = 60
+KGS_SAMPLE = 30
 KGS_SAMPLE_SLOW = 3000
 SEED = 0
 
@@ -149,20 +150,40 @@ def _report(name, tally, seconds):
     print(f"  {example}")
 
 
-def test_every_pro_small_board_game_replays():
+def _replay_pro(every):
+  """Replays every `every`-th record of the pro archive and the first of
+  each board size; all 624 are counted."""
   need(PRO_ARCHIVE)
   tally, cache, failures = Tally(), {}, []
   start = time.time()
-  n = 0
+  n, chosen, sizes = 0, 0, set()
   for source, data in game_records.iter_sgf_files(PRO_ARCHIVE):
+    size = re.search(rb"SZ\[(\d+)\]", data).group(1)
+    first_of_size = size not in sizes
+    sizes.add(size)
+    if n % every == 0 or first_of_size:
+      chosen += 1
+      _check_game(source, data, tally, cache, failures)
     n += 1
-    _check_game(source, data, tally, cache, failures)
-  _report("pro-small-boards", tally, time.time() - start)
+  _report(f"pro-small-boards, {chosen} of {n}", tally, time.time() - start)
   assert not failures, "\n".join(failures[:5])
-  assert n == 624 and tally.replayed + sum(tally.skipped.values()) == n
+  assert n == 624 and tally.replayed + sum(tally.skipped.values()) == chosen
   # The one 21x21 game is outside the engine's 5..19; everything else plays.
-  assert tally.replayed == 623, tally.skipped
   assert tally.skipped == {"unparseable: board size": 1}, tally.skipped
+  return tally, chosen
+
+
+def test_pro_small_board_games_replay():
+  # Every fourth game and the first of each size (9, 13, 15 and 21): the
+  # slow test below replays them all.
+  tally, chosen = _replay_pro(4)
+  assert chosen == 159 and tally.replayed == 158
+
+
+@pytest.mark.slow
+def test_every_pro_small_board_game_replays():
+  tally, chosen = _replay_pro(1)
+  assert chosen == 624 and tally.replayed == 623
 
 
 def _kgs_sample(k):
