@@ -796,7 +796,6 @@ def _check_engine_games(capsys, *argv):
 
 PASSER = """
 import sys
-from alphago_jax import engines
 for line in sys.stdin:
   words = line.split()
   cid = words.pop(0) if words and words[0].isdigit() else ""
