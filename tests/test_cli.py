@@ -796,7 +796,6 @@ def _check_engine_games(capsys, *argv):
 
 PASSER = """
 import sys
-from alphago_jax import engines
 for line in sys.stdin:
   words = line.split()
   cid = words.pop(0) if words and words[0].isdigit() else ""
@@ -869,44 +868,10 @@ def test_arena_gtp_engine_errors_name_the_problem(capsys, monkeypatch):
 
 # --- --from-run of experiments/alphago/ runs, today's and older ones ---------
 
-def test_sl_policy_run_made_today_repeats_with_from_run(tmp_path):
-  # experiments/alphago/sl_policy.py is `train sl-policy`: its run records
-  # the resolved options that `train --from-run` and `--resume` read, and a
-  # run the script recorded as a command line (format 1) still repeats.
-  if not os.path.isdir(PRO):
-    pytest.skip(f"game records not found at {PRO} (set ALPHAGO_JAX_DATA)")
-  from helpers import run_mains  # pylint: disable=import-outside-toplevel
-  script = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
-  out, again = str(tmp_path / "run"), str(tmp_path / "again")
-  argv = ["--quick", "--data", PRO, "--size", "9", "--min-rank", "none",
-          "--cache", str(tmp_path / "cache"), "--total-samples", "64",
-          "--eval-positions", "64", "--log-every", "1", "--eval-every", "2"]
-  old = tmp_path / "old"
-  old.mkdir()
-  (old / "command.json").write_text(json.dumps({
-      "format": 1, "script": "sl_policy.py", "argv": argv, "version": "0",
-      "git_commit": None}))
-  cli = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
-  trained, repeat, resume, old_repeat = run_mains([
-      (script, argv + ["--output", out, "--hours", "1"]),
-      (cli, ["train", "--from-run", out, "--output", again, "--dry-run"]),
-      (cli, ["train", "--resume", out, "--dry-run"]),
-      (cli, ["train", "--from-run", str(old), "--output", again,
-             "--dry-run"])])
-  assert trained.returncode == 0, trained.stderr[-3000:]
-  assert json.loads((tmp_path / "run" / "config.json").read_text())[
-      "config"]["total_samples"] == 64
-  assert repeat.returncode == 0, repeat.stderr[-3000:]
-  shown = json.loads(repeat.stdout)
-  assert shown["stage"] == "sl-policy" and shown["output"] == again
-  options = shown["options"]
-  assert (options["total_samples"], options["size"], options["quick"],
-          options["limit"], options["eval_every"]) == (64, 9, True, 300, 2)
-  assert json.loads(resume.stdout) == dict(shown, output=out)
-  prog = "python experiments/alphago/sl_policy.py"
-  assert old_repeat.stdout.strip() == " ".join(
-      [prog] + argv + ["--output", again])
-  assert not os.path.exists(again)  # a dry run writes nothing
+# experiments/alphago/sl_policy.py's run repeated by `train --from-run` and
+# `--resume`, and its format-1 command.json: in one process with the
+# script's other commands, tests/test_supervised.py
+# (test_sl_policy_and_eval_policy_commands).
 
 
 @pytest.mark.parametrize("name,writer", [

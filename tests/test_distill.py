@@ -10,6 +10,7 @@ them for real and checks agreement well above chance.
 
 import dataclasses
 import json
+import shutil
 
 import jax
 import jax.numpy as jnp
@@ -68,11 +69,13 @@ def _inputs(tiny, eval_games=0):
 
 @pytest.fixture(scope="module")
 def trained(tiny, tmp_path_factory):
-  """A run of `STEPS` steps in one call: (run directory, state, records)."""
+  """A run of `STEPS` steps in one call, saved half way and at the end:
+  (run directory, state, records)."""
   out = tmp_path_factory.mktemp("distill") / "run"
   state, history = distill.train_distill(
       CONFIG, _inputs(tiny), seed=3, num_steps=STEPS, output_dir=str(out),
-      tensorboard=False, handle_signals=False, log_every=4)
+      tensorboard=False, handle_signals=False, log_every=4,
+      checkpoint_every=STEPS // 2)
   return out, state, history
 
 
@@ -117,14 +120,18 @@ def test_held_out_games_are_not_training_games(tiny):
 
 
 def test_resume_continues_exactly(tiny, trained, tmp_path):
-  _, uninterrupted, _ = trained
-  out = str(tmp_path / "run")
-  common = dict(seed=3, output_dir=out, tensorboard=False,
-                handle_signals=False, log_every=4)
-  distill.train_distill(CONFIG, _inputs(tiny), num_steps=STEPS // 2,
-                        **common)
-  resumed, history = distill.train_distill(CONFIG, _inputs(tiny),
-                                           num_steps=STEPS, **common)
+  # The run as it stood half way: its checkpoint of step STEPS // 2 the
+  # newest; resumed from there, it reaches the uninterrupted result.
+  source, uninterrupted, _ = trained
+  out = tmp_path / "run"
+  shutil.copytree(source, out)
+  steps = out / "checkpoints"
+  assert ckpt.all_steps(steps) == [STEPS // 2, STEPS]
+  shutil.rmtree(steps / str(STEPS))
+  assert ckpt.latest_step(steps) == STEPS // 2
+  resumed, history = distill.train_distill(
+      CONFIG, _inputs(tiny), num_steps=STEPS, seed=3, output_dir=str(out),
+      tensorboard=False, handle_signals=False, log_every=4)
   assert history[0]["iteration"] > STEPS // 2
   assert int(resumed.iteration) == STEPS
   for a, b in zip(jax.tree.leaves(loop.variables_of(uninterrupted)),

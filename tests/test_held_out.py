@@ -270,8 +270,10 @@ def test_a_parent_that_cannot_be_verified_is_refused_by_name(tmp_path):
 def test_value_net_runs_on_records_record_their_identity(tmp_path, capsys):
   # (The rollout-policy run's record: tests/test_rollout_policy.py.)
   need(PRO)
+  # Two steps: the record is written before training starts.
   common = ["--quick", "--size", "9", "--min-rank", "none", "--cache",
-            tmp_path / "cache", "--fractions", "0.8", "0.1", "0.1"]
+            tmp_path / "cache", "--fractions", "0.8", "0.1", "0.1",
+            "--total-samples", "64", "--eval-positions", "64"]
   value = tmp_path / "value"
   status, _, err = run_cli(capsys, "train", "value-net", "--kgs", PRO,
                            "--output", value, *common)

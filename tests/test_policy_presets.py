@@ -63,18 +63,18 @@ def _position(game, moves):
 MOVES = ["B9", "E5", "A8", "E6"]
 
 
-@pytest.mark.parametrize("size", [9, 19])
-def test_policy_preset_never_fills_its_own_eye(size, sl_dir,
-                                               tmp_path_factory):
-  """Both p_σ presets play the move rule their matches measured."""
-  game = Go(size=size)
-  if size != 9:
-    sl_dir = _tiny_sl_run(tmp_path_factory, size)
-  player = presets.load_player(f"sl-policy-{size}x{size}", checkpoint=sl_dir)
-  # Black's one-point eye in the top-left corner, as MOVES on 9x9.
-  state = _position(game, [m.replace("9", str(size)).replace("8", str(
-      size - 1)) for m in MOVES])
-  eye = game.vertex_to_action(f"A{size}")
+def test_policy_preset_never_fills_its_own_eye(sl_dir):
+  """Both p_σ presets play the move rule their matches measured: the
+  19x19 one is the same kind of player (one builder, its board taken from
+  the network), so the 9x9 preset plays for both here."""
+  for name, board in (("sl-policy-9x9", 9), ("sl-policy-19x19", 19)):
+    preset = presets.get_preset(name)
+    assert (preset.player, preset.board_size) == ("policy", board), name
+  game = Go(size=9)
+  player = presets.load_player("sl-policy-9x9", checkpoint=sl_dir)
+  # Black's one-point eye in the top-left corner.
+  state = _position(game, MOVES)
+  eye = game.vertex_to_action("A9")
   assert go_features.own_eyes(game, state)[eye]
   decision = player.genmove(game, state, jax.random.key(0))
   assert state.legal_action_mask[decision.action]
@@ -129,8 +129,9 @@ def test_policy_vs_gnugo_script_plays_every_game(sl_dir, value_dir, capsys,
   # A network on the 48 planes reads its ladders in play (in XLA).
   ladders = _tiny_sl_run(tmp_path_factory, 9,
                          features=go_features.ALPHAGO_POLICY_FEATURES)
-  # (The plain greedy network is the policy presets' player, tested above.)
-  for extra in ([sl_dir, "--ensemble"], [ladders, "--ensemble"],
+  # (The plain greedy network is the policy presets' player, tested above;
+  # the ensemble is one code path whatever planes the network reads.)
+  for extra in ([ladders, "--ensemble"],
                 [rollout9, "--rollout", "--size", "9"],
                 [value_dir[0], "--value"]):
     assert policy_vs_gnugo.main(["--checkpoint", *extra, "--levels", "0",
@@ -243,12 +244,17 @@ def test_every_committed_checkpoint_has_a_preset():
 ATARI_MOVES = ["E5", "D5", "B9", "F5", "A8", "E6"]
 
 
-@pytest.mark.parametrize("name,size", [("rollout-policy-9x9", 9),
-                                       ("rollout-policy-19x19", 19)])
-def test_rollout_preset_plays_the_argmax_of_p_pi(name, size):
+def test_rollout_preset_plays_the_argmax_of_p_pi():
+  # Both p_pi presets are the same kind of player (one builder, p_pi's
+  # features are local), each on its own board; the 9x9 one plays here.
+  for name, size in (("rollout-policy-9x9", 9), ("rollout-policy-19x19", 19)):
+    preset = presets.get_preset(name)
+    assert preset.directory() is not None, f"{name}: committed p_pi missing"
+    assert preset.board_size == size and preset.player == "rollout"
+    assert not preset.searches
+    assert presets.load_player(name).game.size == size, name
+  name, size = "rollout-policy-9x9", 9
   preset = presets.get_preset(name)
-  assert preset.directory() is not None, f"{name}: committed p_pi missing"
-  assert preset.board_size == size and not preset.searches
   game = Go(size=size)
   state = _position(game, ATARI_MOVES)
   decision = presets.load_player(name).genmove(game, state,

@@ -115,19 +115,38 @@ def test_sl_policy_options_match_the_library_and_resolve_once():
   assert module.build_config(ladders.resolved()).model.num_planes == 48
 
 
-def test_value_data_and_net_from_run_repeat_their_resolved_options(
-    tmp_path):
-  data, out, again = tmp_path / "data", tmp_path / "run", tmp_path / "again"
+@pytest.fixture(scope="module")
+def stage_runs(tmp_path_factory):
+  """The value-data, value-net and rl-policy commands of the two tests
+  below, run, repeated and resumed in one process (helpers.run_mains):
+  {"value"|"rl": (folder, results)}. Two XLA devices, for value-net's
+  data-parallel steps; a quick rl-policy run records and uses one."""
+  value, rl = tmp_path_factory.mktemp("value"), tmp_path_factory.mktemp("rl")
+  data, out, again = value / "data", value / "run", value / "again"
   value_data = os.path.join(EXPERIMENTS, "value_data.py")
   value_net = os.path.join(EXPERIMENTS, "value_net.py")
-  made, made_again, trained, repeated, resume = run_mains([
+  rl_policy = os.path.join(EXPERIMENTS, "rl_policy.py")
+  results = run_mains([
       (value_data, ["--quick", "--size", "5", "--output", data]),
-      (CLI, ["train", "--from-run", data, "--output", tmp_path / "data2"]),
+      (CLI, ["train", "--from-run", data, "--output", value / "data2"]),
       (value_net, ["--quick", "--data", data, "--output", out,
                    "--eval-every", "10"]),
       (CLI, ["train", "--from-run", out, "--output", again]),
-      (CLI, ["train", "--resume", again, "--hours", "0.5", "--dry-run"])],
+      (CLI, ["train", "--resume", again, "--hours", "0.5", "--dry-run"]),
+      (rl_policy, ["--quick", "--iterations", "2", "--eval-games", "8",
+                   "--sgf-games", "2", "--sgf-every", "1", "--output",
+                   rl / "run"]),
+      (CLI, ["train", "--from-run", rl / "run", "--output", rl / "again"]),
+      (CLI, ["train", "--resume", rl / "again", "--iterations", "3"])],
       devices=2)
+  return {"value": (value, results[:5]), "rl": (rl, results[5:])}
+
+
+def test_value_data_and_net_from_run_repeat_their_resolved_options(
+    stage_runs):
+  tmp_path, (made, made_again, trained, repeated, resume) = stage_runs[
+      "value"]
+  data, out, again = tmp_path / "data", tmp_path / "run", tmp_path / "again"
   assert made.returncode == 0, made.stderr[-3000:]
   assert made_again.returncode == 0, made_again.stderr[-3000:]
   assert made.stdout.split()[-6:-2] == made_again.stdout.split()[-6:-2]
@@ -173,19 +192,14 @@ def test_runs_recorded_as_command_lines_still_repeat(capsys, tmp_path):
   assert command.options.min_rank == "none" and command.options.min_ply == 4
 
 
-def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
+def test_rl_policy_from_run_repeats_and_resume_extends(stage_runs):
   from alphago_jax.training import reinforce as rl  # pylint: disable=import-outside-toplevel
   options = stages.load("rl-policy").Options
   hints = {f.name: f.type for f in dataclasses.fields(options)}
   assert "sgd" in hints["optimizer"] and "mean" in hints["baseline"]
   assert rl.OPTIMIZERS == ("sgd", "adam") and rl.BASELINES == ("none", "mean")
+  tmp_path, (trained, repeated, extended) = stage_runs["rl"]
   out, again = tmp_path / "run", tmp_path / "again"
-  rl_policy = os.path.join(EXPERIMENTS, "rl_policy.py")
-  trained, repeated, extended = run_mains([
-      (rl_policy, ["--quick", "--iterations", "2", "--eval-games", "8",
-                   "--sgf-games", "2", "--sgf-every", "1", "--output", out]),
-      (CLI, ["train", "--from-run", out, "--output", again]),
-      (CLI, ["train", "--resume", again, "--iterations", "3"])], devices=1)
   assert trained.returncode == 0, trained.stderr[-3000:]
   assert repeated.returncode == 0, repeated.stderr[-3000:]
   result = trained.stdout.strip().splitlines()[-1]
@@ -207,6 +221,7 @@ def test_rl_policy_from_run_repeats_and_resume_extends(tmp_path):
   options = json.loads((out / rundir.COMMAND_FILE).read_text())["options"]
   assert (options["iterations"], options["games"], options["optimizer"],
           options["eval_games"], options["size"]) == (2, 32, "adam", 8, 5)
+  assert options["cpu_devices"] == 1  # of the process's two
   assert extended.returncode == 0, extended.stderr[-3000:]
   assert extended.stdout.strip().splitlines()[-1].startswith(
       "RESULT iterations=3 ")

@@ -34,6 +34,7 @@ from resume_checks import assert_resumed_equals_whole, whole_and_resumed
 SL_POLICY = os.path.join(ROOT, "experiments", "alphago", "sl_policy.py")
 EVAL_POLICY = os.path.join(ROOT, "experiments", "alphago", "eval_policy.py")
 GO9 = os.path.join(ROOT, "checkpoints", "go9")
+CLI = os.path.join(ROOT, "alphago_jax", "cli", "main.py")
 
 
 @pytest.fixture(scope="module")
@@ -216,12 +217,16 @@ def test_evaluation_counts_and_ensemble(cache):
   assert ens["positions"] == 300 and 0 <= ens["top1"] <= ens["top5"] <= 1
   assert ens["nll"] != pytest.approx(one["nll"], abs=1e-6)
   # The same figures from the network's logits on the first 300 positions,
-  # ranked here in numpy (the batches of 128 leave a padded last one).
-  inputs = features.feature_batch(
-      test.take(np.arange(300)), jax.random.key(0), size=9,
-      names=config.features, augment=False)
-  logits = np.asarray(PolicyNet(config).apply(variables, inputs["planes"]),
-                      np.float64)
+  # ranked here in numpy (the batches of 128 leave a padded last one). One
+  # compiled program: the features op by op would compile each operation.
+  @jax.jit
+  def reference(variables, batch):
+    inputs = features.feature_batch(batch, jax.random.key(0), size=9,
+                                    names=config.features, augment=False)
+    return PolicyNet(config).apply(variables, inputs["planes"]), inputs
+
+  logits, inputs = reference(variables, test.take(np.arange(300)))
+  logits = np.asarray(logits, np.float64)
   played = np.asarray(inputs["action"])
   rank = (logits > logits[np.arange(300), played][:, None]).sum(axis=1)
   assert one["top1_hits"] == int((rank < 1).sum())
@@ -270,9 +275,17 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
           "none", "--output", str(out), "--cache", str(tmp_path / "cache")]
   # The commands' `main`s, in one process (helpers.run_mains).
   deep, wide, lad = tmp_path / "deep", tmp_path / "wide", tmp_path / "lad"
-  leaky = tmp_path / "leaky"
+  leaky, repeat_dir = tmp_path / "leaky", tmp_path / "repeat"
+  # A run the script recorded as a command line (command.json format 1).
+  old = tmp_path / "old"
+  old.mkdir()
+  old_argv = args[1:-4] + ["--cache", str(tmp_path / "cache")]
+  (old / "command.json").write_text(json.dumps({
+      "format": 1, "script": "sl_policy.py", "argv": old_argv,
+      "version": "0", "git_commit": None}))
   (first, again, resumed, evaluated, refused, deepened,
-   mismatched, leaked, laddered, lad_evaluated) = run_mains([
+   mismatched, leaked, laddered, lad_evaluated, repeat, resume_shown,
+   old_repeat) = run_mains([
       # The stall guard armed (it never fires on a healthy run).
       (args[0], args[1:] + ["--stall-minutes", "30"]),
       # A second start refuses to overwrite; --resume continues (here: done).
@@ -298,7 +311,14 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
       (args[0], args[1:-4] + ["--output", lad, "--cache", tmp_path / "cache",
                               "--ladders", "--init-from", out]),
       (EVAL_POLICY, ["--data", PRO, "--checkpoint", lad, "--cache",
-                     tmp_path / "cache", "--limit", "200"])])
+                     tmp_path / "cache", "--limit", "200"]),
+      # `alphago-jax train --from-run / --resume` read the script's run
+      # (its resolved options), and a format-1 record still repeats.
+      (CLI, ["train", "--from-run", out, "--output", repeat_dir,
+             "--dry-run"]),
+      (CLI, ["train", "--resume", out, "--dry-run"]),
+      (CLI, ["train", "--from-run", old, "--output", repeat_dir,
+             "--dry-run"])])
   assert first.returncode == 0, first.stderr[-3000:]
   result = first.stdout.strip().splitlines()[-1]
   assert result.startswith("RESULT step=40 samples=1280 validation_top1="), result
@@ -390,6 +410,23 @@ def test_sl_policy_and_eval_policy_commands(tmp_path):
   assert "48 planes" in lad_evaluated.stdout
   assert lad_evaluated.stdout.strip().splitlines()[-1].endswith(
       " positions=200")
+  # experiments/alphago/sl_policy.py is `train sl-policy`: --from-run and
+  # --resume show the options its run recorded, resolved.
+  assert repeat.returncode == 0, repeat.stderr[-3000:]
+  shown = json.loads(repeat.stdout)
+  assert shown["stage"] == "sl-policy" and shown["output"] == str(
+      repeat_dir)
+  assert shown["options"] == command["options"]
+  options = shown["options"]
+  assert (options["total_samples"], options["size"], options["quick"],
+          options["limit"]) == (1280, 9, True, 300)
+  assert resume_shown.returncode == 0, resume_shown.stderr[-3000:]
+  assert json.loads(resume_shown.stdout) == dict(shown, output=str(out))
+  assert old_repeat.returncode == 0, old_repeat.stderr[-3000:]
+  assert old_repeat.stdout.strip() == " ".join(
+      ["python experiments/alphago/sl_policy.py"] + old_argv
+      + ["--output", str(repeat_dir)])
+  assert not repeat_dir.exists()  # a dry run writes nothing
 
 
 def _counter_state():
