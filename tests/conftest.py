@@ -45,6 +45,17 @@ def pytest_unconfigure(config):
     import shutil  # pylint: disable=import-outside-toplevel
     shutil.rmtree(_XLA_CACHE, ignore_errors=True)
 
+@pytest.fixture(scope="session")
+def two_devices():
+  """A Python process with 2 XLA CPU devices (`helpers.ScriptWorker`)
+  shared by the tests that check a computation split over two devices: one
+  start (about 3 s of importing) per test process, not one per test."""
+  import helpers  # pylint: disable=import-outside-toplevel
+  worker = helpers.ScriptWorker(devices=2)
+  yield worker
+  worker.close()
+
+
 # `.ci/run` sets ALPHAGO_JAX_STRICT=1: there a test that would skip (GNU Go,
 # the game records or a benchmark peer missing) fails instead, so a green CI
 # run means every collected test ran. Locally a skip stays a skip, with its

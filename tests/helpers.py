@@ -41,6 +41,63 @@ def run_python(args, *, devices=None, timeout=600, env=None, check=True):
   return proc
 
 
+_WORKER = textwrap.dedent("""
+    import contextlib, io, json, sys, traceback
+    import jax
+    for line in sys.stdin:
+      request = json.loads(line)
+      sys.argv = ["-c", *request["argv"]]
+      out = io.StringIO()
+      try:
+        with contextlib.redirect_stdout(out):
+          exec(compile(request["code"], "<script>", "exec"),
+               {"__name__": "__main__"})
+        error = None
+      except BaseException:  # pylint: disable=broad-except
+        error = traceback.format_exc()
+      sys.__stdout__.write(json.dumps(
+          {"stdout": out.getvalue(), "error": error}) + "\\n")
+      sys.__stdout__.flush()
+""")
+
+
+class ScriptWorker:
+  """One `python` with `devices` XLA CPU devices that runs scripts one
+  after another, each in its own fresh globals: the scripts of several
+  tests share one interpreter start (importing JAX and this package)
+  instead of paying for one each. See the `two_devices` fixture."""
+
+  def __init__(self, devices):
+    import tempfile  # pylint: disable=import-outside-toplevel
+    self._stderr = tempfile.TemporaryFile()
+    self._proc = subprocess.Popen(
+        [sys.executable, "-c", _WORKER], cwd=ROOT, env=cpu_env(devices),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+        text=True)
+
+  def run(self, code, *argv):
+    """Runs `code` (a str, dedented) with `sys.argv[1:]` = `argv`; asserts
+    it raised nothing and returns what it printed."""
+    import json  # pylint: disable=import-outside-toplevel
+    self._proc.stdin.write(json.dumps(
+        {"code": textwrap.dedent(code), "argv": [str(a) for a in argv]})
+        + "\n")
+    self._proc.stdin.flush()
+    line = self._proc.stdout.readline()
+    if not line:
+      self._stderr.seek(0)
+      raise AssertionError("the script worker died: " + self._stderr.read(
+          ).decode("utf-8", "replace")[-3000:])
+    answer = json.loads(line)
+    assert answer["error"] is None, answer["error"][-3000:]
+    return answer["stdout"]
+
+  def close(self):
+    self._proc.stdin.close()
+    self._proc.wait(timeout=60)
+    self._stderr.close()
+
+
 def tiny_train_config():
   """Tic-tac-toe AlphaZero small enough for a few iterations in seconds."""
   from alphago_jax import models, search, training  # pylint: disable=import-outside-toplevel

@@ -87,15 +87,17 @@ def test_recurrent_fn_signs():
                 MASKED_LOGIT)
 
 
-@pytest.mark.parametrize("qtransform", [
-    mctx.qtransform_by_parent_and_siblings, qtransform_raw],
-    ids=["normalised", "raw"])
-def test_no_illegal_child_is_ever_expanded(qtransform):
-  # Positions where O has lost in every line (raw Q of every legal move is
-  # -1 soon) are where an unmasked illegal child would win the argmax.
-  roots = [position(m) for m in ([], [4], [0, 4, 1], [0, 3, 1, 4],
-                                 [4, 0, 2, 6, 3])]
-  states = jax.tree.map(lambda *x: jnp.stack(x), *roots)
+# Positions where O has lost in every line (raw Q of every legal move is
+# -1 soon) are where an unmasked illegal child would win the argmax.
+MUZERO_ROOTS = ([], [4], [0, 4, 1], WIN_IN_ONE, [4, 0, 2, 6, 3])
+
+
+@functools.lru_cache(maxsize=None)
+def muzero_search(qtransform):
+  """mctx's own PUCT search (64 simulations, `zero_net`) from
+  MUZERO_ROOTS; shared by the tests below (one compilation each)."""
+  states = jax.tree.map(lambda *x: jnp.stack(x),
+                        *[position(m) for m in MUZERO_ROOTS])
   logits, value = evaluate_states(GAME, zero_net, None, states)
   out = jax.jit(lambda k: mctx.muzero_policy(
       params=None, rng_key=k,
@@ -104,6 +106,14 @@ def test_no_illegal_child_is_ever_expanded(qtransform):
       recurrent_fn=make_recurrent_fn(GAME, zero_net),
       num_simulations=64, invalid_actions=~states.legal_action_mask,
       qtransform=qtransform))(jax.random.key(0))
+  return states, out
+
+
+@pytest.mark.parametrize("qtransform", [
+    mctx.qtransform_by_parent_and_siblings, qtransform_raw],
+    ids=["normalised", "raw"])
+def test_no_illegal_child_is_ever_expanded(qtransform):
+  _, out = muzero_search(qtransform)
   tree = out.search_tree
   visits = np.asarray(tree.children_visits)
   legal = np.asarray(tree.embeddings.legal_action_mask)
@@ -155,10 +165,15 @@ def test_gumbel_noise_alone_makes_the_search_random(gumbel_scale):
     assert len(np.unique(actions)) > 1
 
 
+# The dirichlet and temperature tests share one compiled search: PUCT's
+# 24 simulations under `linear_net`; temperature and noise are parameters.
+PUCT_24 = dataclasses.replace(PUCT, num_simulations=24)
+SAMPLING = dataclasses.replace(PUCT_24, temperature=1.0, temperature_moves=3)
+
+
 def test_temperature_samples_early_moves():
-  config = dataclasses.replace(PUCT, num_simulations=16, temperature=1.0,
-                               temperature_moves=3)
-  out = run_search([], config, n=16)  # The search of test_temperature_stops_after_k_moves.
+  # The search of test_temperature_stops_after_k_moves.
+  out = run_search([], SAMPLING, net=linear_net)
   assert len(np.unique(np.asarray(out.action))) > 1
   greedy = run_search([], PUCT)
   # Greedy picks a most-visited move.
@@ -226,16 +241,10 @@ def test_qtransform_raw_is_alphagos_q():
   # (no normalisation: a child whose every line wins scores 1), 0 for
   # unvisited ones, and illegal children far below both.
   assert search.AlphaZeroSearchConfig(num_simulations=8).normalize_q
-  states = batch(position(WIN_IN_ONE), 1)
-  logits, value = evaluate_states(GAME, zero_net, None, states)
-  out = mctx.muzero_policy(
-      params=None, rng_key=jax.random.key(0),
-      root=mctx.RootFnOutput(prior_logits=logits, value=value,
-                             embedding=states),
-      recurrent_fn=make_recurrent_fn(GAME, zero_net),
-      num_simulations=40, invalid_actions=~states.legal_action_mask,
-      qtransform=qtransform_raw)
-  tree = jax.tree.map(lambda x: x[0], out.search_tree)
+  root = MUZERO_ROOTS.index(WIN_IN_ONE)
+  states, out = muzero_search(qtransform_raw)
+  states = jax.tree.map(lambda x: x[root:root + 1], states)
+  tree = jax.tree.map(lambda x: x[root], out.search_tree)
   q = np.asarray(qtransform_raw(tree, tree.ROOT_INDEX))
   raw = np.asarray(tree.qvalues(tree.ROOT_INDEX))
   visits = np.asarray(tree.children_visits[tree.ROOT_INDEX])
@@ -250,8 +259,7 @@ def test_qtransform_raw_is_alphagos_q():
 
 @pytest.mark.parametrize("fraction", [0.0, 0.25])
 def test_dirichlet_noise_changes_the_search_only_when_mixed_in(fraction):
-  config = dataclasses.replace(PUCT, num_simulations=24,
-                               dirichlet_fraction=fraction)
+  config = dataclasses.replace(PUCT_24, dirichlet_fraction=fraction)
   # Not the empty board: there the linear net's priors are all equal and
   # mctx's random tie-break alone picks the first child.
   visits = np.concatenate([
@@ -265,11 +273,9 @@ def test_dirichlet_noise_changes_the_search_only_when_mixed_in(fraction):
 
 def test_temperature_stops_after_k_moves():
   # k = 3: move 0 samples, a root at move 3 plays its most visited move.
-  config = dataclasses.replace(PUCT, num_simulations=16, temperature=1.0,
-                               temperature_moves=3)
-  early = run_search([], config, n=16)
+  early = run_search([], SAMPLING, net=linear_net)
   assert len(np.unique(np.asarray(early.action))) > 1
-  late = run_search([0, 4, 8], config, n=16)
+  late = run_search([0, 4, 8], SAMPLING, net=linear_net)
   counts = np.asarray(late.visit_counts)
   picked = np.take_along_axis(counts, np.asarray(late.action)[:, None],
                               1)[:, 0]
@@ -345,12 +351,13 @@ def test_static_part_needs_params():
 
 @functools.lru_cache(maxsize=None)
 def _both_gumbels(config):
-  """Jitted `(key, states) -> (ours, mctx's)`: alphazero_search and mctx's
-  own gumbel_muzero_policy on the same roots, key and network
-  (`linear_net`)."""
-  def both(key, states):
+  """Jitted `(key, states, params) -> (ours, mctx's)`: alphazero_search and
+  mctx's own gumbel_muzero_policy on the same roots, key, network
+  (`linear_net`) and Gumbel scale. `config` is the static part: one
+  compilation for every gumbel_scale."""
+  def both(key, states, params):
     ours = search.alphazero_search(GAME, linear_net, None, key, states,
-                                   config=config)
+                                   config=config, params=params)
     search_key = jax.random.split(key, 3)[0]
     logits, value = evaluate_states(GAME, linear_net, None, states)
     theirs = mctx.gumbel_muzero_policy(
@@ -361,7 +368,7 @@ def _both_gumbels(config):
         num_simulations=config.num_simulations,
         invalid_actions=~states.legal_action_mask,
         max_num_considered_actions=config.num_considered_actions(GAME),
-        gumbel_scale=config.gumbel_scale)
+        gumbel_scale=params.gumbel_scale)
     return ours, theirs
   return jax.jit(both)
 
@@ -369,7 +376,8 @@ def _both_gumbels(config):
 def _gumbel_on(moves_list, config, seed):
   states = jax.tree.map(lambda *x: jnp.stack(x),
                         *[position(m) for m in moves_list])
-  return _both_gumbels(config)(jax.random.key(seed), states)
+  static, params = config.split()
+  return _both_gumbels(static)(jax.random.key(seed), states, params)
 
 
 OPENINGS = [[], [4], [0, 4], [4, 0, 8], [0, 3, 1], [2, 4, 6, 0]]

@@ -585,9 +585,11 @@ def test_a_variant_without_tree_reuse_plays_its_own_move():
   ok(e, "play b C3")
   state, key = e.state, jax.random.key(11)
   decision = player.genmove(g, state, key)
-  expected = alphago_search(GAME5, uniform_policy, value_fn, ({}, {}), key,
-                            jax.tree.map(lambda x: x[None], state),
-                            config=config)
+  # Jitted: one compilation, where op-by-op dispatch takes several times
+  # as long.
+  expected = jax.jit(lambda k, s: alphago_search(
+      GAME5, uniform_policy, value_fn, ({}, {}), k, s, config=config))(
+          key, jax.tree.map(lambda x: x[None], state))
   assert decision.action == int(expected.action[0])
   assert decision.simulations == 16 and player.reused_nodes == 0
   assert sum(c.visits for c in decision.candidates) == 16

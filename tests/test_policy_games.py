@@ -165,7 +165,9 @@ def test_policy_match_writes_games_that_replay_to_their_results(tmp_path):
   va = init_policy_variables(net, jax.random.key(0))
   vb = init_policy_variables(net, jax.random.key(1))
   key = jax.random.key(3)
-  kwargs = dict(games_per_colour=3, batch_games=4, game=GAME, max_moves=30)
+  # Two batches of 4 games (one compiled program each way, with the moves
+  # recorded and without), capped at 30 moves.
+  kwargs = dict(games_per_colour=4, batch_games=4, game=GAME, max_moves=30)
   plain = pg.policy_match(MODEL, va, MODEL, vb, key, **kwargs)
   names = pg.SgfNames(match="p-rho-vs-p-sigma",
                       player_a=match_sgf.Player("p_rho"),
@@ -175,7 +177,7 @@ def test_policy_match_writes_games_that_replay_to_their_results(tmp_path):
                             sgf=names, **kwargs)
   assert written == plain  # recording the moves changes no game
   files = sorted(os.listdir(folder))
-  assert files == [f"p-rho-vs-p-sigma-{i:04d}.sgf" for i in range(6)]
+  assert files == [f"p-rho-vs-p-sigma-{i:04d}.sgf" for i in range(8)]
   wins = 0
   for name in files:
     record = sgf.parse_sgf((folder / name).read_bytes(), source=name)
@@ -222,10 +224,10 @@ reward = np.asarray(outcome.reward_a)
 # Each device's block is the unsplit game of 4 with the key folded by its
 # index: A Black in the first half of each block.
 lengths = []
+# play_games of 4, jitted (op-by-op dispatch takes longer than compiling).
+unsplit = pg.make_play_fn(game, (model, model), num_games=4)
 for d in range(2):
-  _, alone, _ = pg.play_games(game, (model, model), (va, vb),
-                              jax.random.fold_in(key, d), num_games=4,
-                              temperature=jnp.float32(1.0))
+  _, alone, _ = unsplit(va, vb, jax.random.fold_in(key, d), jnp.float32(1.0))
   np.testing.assert_array_equal(reward[4 * d:4 * d + 4],
                                 np.asarray(alone.reward_a))
   np.testing.assert_array_equal(np.asarray(states.step_count)[4 * d:4 * d + 4],
@@ -256,7 +258,6 @@ print("OK")
 """
 
 
-def test_games_split_over_two_devices_are_the_unsplit_games_per_block():
-  import helpers  # pylint: disable=import-outside-toplevel
-  proc = helpers.run_python(TWO_DEVICES, devices=2, timeout=600)
-  assert proc.stdout.strip().splitlines()[-1] == "OK"
+def test_games_split_over_two_devices_are_the_unsplit_games_per_block(
+    two_devices):
+  assert two_devices.run(TWO_DEVICES).strip().splitlines()[-1] == "OK"

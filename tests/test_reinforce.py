@@ -250,13 +250,16 @@ assert not np.array_equal(first(0), first(1))
 # records, each device's rows taken whole (no chunking, no mesh).
 loss, grads = it.gradient(state, (batch, jnp.asarray(order)), info)
 network = rl.PolicyNet(config.model)
+# Jitted: one compilation for both devices' rows, where op-by-op dispatch
+# of the gradient takes longer.
+formula = jax.jit(lambda *args: rl.policy_gradient_loss(
+    *args, network=network, normalizer=8.0, chunk=rows))
 expect_loss, expect = 0.0, None
 for d in range(2):
   block = slice(d * rows, (d + 1) * rows)
-  l, g = rl.policy_gradient_loss(
+  l, g = formula(
       jax.device_get(state.params), jax.device_get(state.batch_stats),
-      planes[block], actions[block], masks[block], weights[block],
-      network=network, normalizer=8.0, chunk=rows)
+      planes[block], actions[block], masks[block], weights[block])
   expect_loss += float(l)
   expect = g if expect is None else jax.tree.map(np.add, expect, g)
 np.testing.assert_allclose(float(loss), expect_loss, rtol=1e-4, atol=1e-6)
@@ -288,12 +291,12 @@ print("OK", positions.tolist())
 """
 
 
-def test_games_and_gradient_split_over_two_devices():
+def test_games_and_gradient_split_over_two_devices(two_devices):
   """On 2 devices each plays half the games and the summed gradient is the
   one-device formula over all of them (a psum or normaliser slip, or a
   chunk count taken from one device, shows)."""
-  proc = helpers.run_python(TWO_DEVICES, devices=2, timeout=600)
-  assert proc.stdout.strip().splitlines()[-1].startswith("OK")
+  assert two_devices.run(TWO_DEVICES).strip().splitlines()[-1].startswith(
+      "OK")
 
 
 def test_games_must_split_evenly_over_the_mesh():
@@ -304,19 +307,17 @@ def test_games_must_split_evenly_over_the_mesh():
         np.asarray(jax.devices()[:1]), ("batch",)))
 
 
-def test_default_sl_checkpoint_is_recorded_by_its_repository_name(tmp_path):
+def test_default_sl_checkpoint_is_recorded_by_its_repository_name(
+    tmp_path, capsys, monkeypatch):
   """Run from outside the repository with p_σ by default: config.json names
   `checkpoints/sl_policy`, not this machine's path, and it still loads."""
-  import subprocess, sys  # pylint: disable=import-outside-toplevel,multiple-imports
+  monkeypatch.chdir(tmp_path)
   out = tmp_path / "run"
-  proc = subprocess.run(
-      [sys.executable, "-m", "alphago_jax.cli", "train", "rl-policy",
-       "--output", str(out), "--iterations", "0", "--eval-games", "0",
-       "--cpu-devices", "1"],
-      cwd=tmp_path, env=helpers.cpu_env(), capture_output=True, text=True,
-      timeout=600, check=False)
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  assert "p_σ: checkpoints/sl_policy step" in proc.stdout
+  status, stdout, err = helpers.run_cli(
+      capsys, "train", "rl-policy", "--output", out, "--iterations", "0",
+      "--eval-games", "0", "--cpu-devices", "1")
+  assert status == 0, err[-2000:]
+  assert "p_σ: checkpoints/sl_policy step" in stdout
   saved = json.load(open(out / "config.json"))
   assert saved["sl_checkpoint"] == os.path.join("checkpoints", "sl_policy")
   assert saved["cpu_devices"] == 1

@@ -5,7 +5,6 @@ import textwrap
 import jax
 from alphago_jax import games, search
 
-import helpers
 
 TWO_DEVICES = textwrap.dedent("""
     import jax, numpy as np
@@ -36,9 +35,8 @@ TWO_DEVICES = textwrap.dedent("""
 """)
 
 
-def test_each_device_searches_its_slice_with_its_key():
-  proc = helpers.run_python(TWO_DEVICES, devices=2)
-  assert "SHARD-OK" in proc.stdout
+def test_each_device_searches_its_slice_with_its_key(two_devices):
+  assert "SHARD-OK" in two_devices.run(TWO_DEVICES)
 
 
 def test_one_device_is_the_plain_agent_with_a_split_key():

@@ -27,7 +27,6 @@ from alphago_jax.training.checkpoint import (CheckpointMismatchError,
 from alphago_jax.games.tictactoe import TicTacToe
 from alphago_jax.training import loop
 
-import helpers
 
 GAME = games.make("tictactoe")
 
@@ -523,9 +522,8 @@ SHARDED = textwrap.dedent("""
 """)
 
 
-def test_data_parallel_on_two_cpu_devices():
-  proc = helpers.run_python(SHARDED, devices=2, timeout=900)
-  assert "SHARDED-OK" in proc.stdout
+def test_data_parallel_on_two_cpu_devices(two_devices):
+  assert "SHARDED-OK" in two_devices.run(SHARDED)
 
 
 # --- loss, optimiser and metrics file, by hand --------------------------------

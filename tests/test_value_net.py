@@ -35,7 +35,6 @@ from alphago_jax.training import supervised as sl
 from alphago_jax.training import value_data as vd
 from alphago_jax.training import value_net as vn
 
-import helpers
 from record_files import PRO
 from resume_checks import assert_resumed_equals_whole, interrupt_and_resume
 
@@ -310,13 +309,12 @@ print("OK")
 """
 
 
-def test_two_devices_play_the_chunks_one_device_plays(tmp_path):
+def test_two_devices_play_the_chunks_one_device_plays(tmp_path, two_devices):
   """Chunks played two at a time on a 2-device mesh (and a last one
   alone) equal the chunks of one device: the folder does not depend on
   the device count, so a run may resume on another machine."""
-  proc = helpers.run_python(["-c", TWO_DEVICES, str(tmp_path / "one"),
-                             str(tmp_path / "two")], devices=2, timeout=600)
-  assert proc.stdout.strip().splitlines()[-1] == "OK"
+  out = two_devices.run(TWO_DEVICES, tmp_path / "one", tmp_path / "two")
+  assert out.strip().splitlines()[-1] == "OK"
 
 
 def test_data_config_errors_name_the_field():
@@ -372,13 +370,13 @@ def test_value_net_shapes_and_configs():
   # The 8-symmetry mean is the same for every orientation of the boards;
   # one orientation alone is not (the untrained net is not symmetric).
   from alphago_jax.games import symmetry  # pylint: disable=import-outside-toplevel
-  mean = symmetric_mean(make_value_fn(net), variables, planes)
+  # Jitted: one compilation for the 8 orientations, not op-by-op dispatch.
+  sym_mean = jax.jit(functools.partial(symmetric_mean, make_value_fn(net)))
+  mean = sym_mean(variables, planes)
   assert mean.shape == (4,)
   for j in range(1, 8):
     turned = symmetry.transform_observation(planes, j)
-    np.testing.assert_allclose(
-        symmetric_mean(make_value_fn(net), variables, turned), mean,
-        atol=1e-5)
+    np.testing.assert_allclose(sym_mean(variables, turned), mean, atol=1e-5)
   assert not np.allclose(make_value_fn(net)(
       variables, symmetry.transform_observation(planes, 1)), values,
                          atol=1e-5)
