@@ -88,8 +88,34 @@ def simulations(out):
   return int(re.search(r"(\d+) simulations a move", out).group(1))
 
 
-def test_demo_small_budget(capsys, monkeypatch):
-  if engines.find_gnugo() is None:
+def test_demo_plays_a_whole_game_then_a_small_budget_against_gnugo(
+    capsys, monkeypatch, tmp_path):
+  # One test, so both runs share the player and its compiled search (the
+  # demo keeps them for the process, keyed by preset and simulations).
+  has_gnugo = engines.find_gnugo() is not None
+  # Without GNU Go the network plays itself, to the end, and says how to
+  # install GNU Go: the winner is the side the final count favours, and
+  # the picture is the last board with the heat map of the last search
+  # that played on the board.
+  svg = tmp_path / "final.svg"
+  with monkeypatch.context() as m:
+    m.setattr(engines, "find_gnugo", lambda: None)
+    status, out, err = run_demo(capsys, "demo", "--games", "0",
+                                "--simulations", "8", "--svg", str(svg))
+  assert status == 0, err
+  assert "== 1." not in out and "apt-get install gnugo" in out
+  state = check_game(out, against_gnugo=False, moves=None)
+  _, _, area_score = rules()
+  assert bool(state.terminated)
+  winner = "Black" if float(area_score(state)) > 0 else "White"
+  assert f"\n{winner} (network " in out and " wins.\n" in out
+  picture = svg.read_text()
+  assert picture.startswith("<svg") and "by Tromp-Taylor" in picture
+  searched = [int(n) for n in re.findall(
+      r"^move (\d+): \w+ \(network [^)]*\) plays [A-HJ]\d", out, re.M)]
+  assert f"shading: visits of the search at move {searched[-1]}" in picture
+  # With GNU Go: the table at a small budget, then six moves against it.
+  if not has_gnugo:
     pytest.skip("GNU Go is not installed (apt-get install gnugo)")
   status, out, err = run_demo(capsys, *SMALL)
   assert status == 0, err
@@ -102,36 +128,6 @@ def test_demo_small_budget(capsys, monkeypatch):
   assert sum(float(x) for x in row.groups()[:3]) == pytest.approx(100, abs=.2)
   assert "every row consistent with the published one: yes" in out
   check_game(out, against_gnugo=True)
-  # Without GNU Go the network plays itself and says how to install it
-  # (its compiled search is the one above's).
-  monkeypatch.setattr(engines, "find_gnugo", lambda: None)
-  status, out, err = run_demo(capsys, "demo", "--games", "0", "--moves",
-                              "6", "--simulations", "8", "--svg", "None")
-  assert status == 0, err
-  assert "== 1." not in out and "apt-get install gnugo" in out
-  check_game(out, against_gnugo=False)
-
-
-def test_demo_plays_a_whole_game_and_draws_its_last_position(
-    capsys, monkeypatch, tmp_path):
-  # The player against itself, to the end, at a small budget: the winner
-  # is the side the final count favours, and the picture is the last board
-  # with the heat map of the last search that played on the board.
-  monkeypatch.setattr(engines, "find_gnugo", lambda: None)
-  svg = tmp_path / "final.svg"
-  status, out, err = run_demo(capsys, "demo", "--games", "0",
-                              "--simulations", "4", "--svg", str(svg))
-  assert status == 0, err
-  state = check_game(out, against_gnugo=False, moves=None)
-  game, _, area_score = rules()
-  assert bool(state.terminated)
-  winner = "Black" if float(area_score(state)) > 0 else "White"
-  assert f"\n{winner} (network " in out and " wins.\n" in out
-  picture = svg.read_text()
-  assert picture.startswith("<svg") and "by Tromp-Taylor" in picture
-  searched = [int(n) for n in re.findall(
-      r"^move (\d+): \w+ \(network [^)]*\) plays [A-HJ]\d", out, re.M)]
-  assert f"shading: visits of the search at move {searched[-1]}" in picture
 
 
 def test_demo_rejects_bad_budgets(capsys):
