@@ -85,30 +85,49 @@ def flipped_ucb1(rng_key, tree, node_index, depth=0, *, exploration):
   return argmax_random_tiebreak(rng_key, scores, legal)
 
 
+@functools.lru_cache(maxsize=None)
+def _uct_actions(n, selection):
+  """UCT's moves, jitted once per budget and selection (called eagerly, the
+  search compiles its loops op by op: ten times the cost). Traced on its
+  first call, inside `run_uct`'s patch of the selection."""
+  del selection  # the cache key: what `run_uct` patches in
+  return jax.jit(lambda key, states: search.uct_search(
+      GAME, key, states, config=search.UCTConfig(num_simulations=n)).action)
+
+
 def run_uct(state, n, selection=None):
   states = batch(state, 64)
   if selection is not None:
     old = uct.ucb1_action_selection
     uct.ucb1_action_selection = selection
   try:
-    out = search.uct_search(GAME, jax.random.key(1), states,
-                            config=search.UCTConfig(num_simulations=n))
+    out = _uct_actions(n, selection)(jax.random.key(1), states)
   finally:
     if selection is not None:
       uct.ucb1_action_selection = old
-  return np.asarray(out.action)
+  return np.asarray(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _solved():
+  """The exact solver's table and its agent, jitted; shared by the cases."""
+  sol = solve(GAME)
+  return sol, jax.jit(search.solver_agent(GAME, sol))
+
+
+_monte_carlo = jax.jit(lambda key, states: search.monte_carlo_search(
+    GAME, key, states,
+    config=search.MonteCarloConfig(rollouts_per_action=200)).action)
 
 
 @pytest.mark.parametrize("moves,expected", [WIN_IN_ONE, MUST_BLOCK])
 def test_every_search_finds_the_win_or_the_block(moves, expected):
   s = position(moves)
   assert np.all(run_uct(s, 300) == expected)
-  mc = search.monte_carlo_search(
-      GAME, jax.random.key(2), batch(s, 64),
-      config=search.MonteCarloConfig(rollouts_per_action=200))
-  assert np.all(np.asarray(mc.action) == expected)
-  sol = solve(GAME)
-  ab = search.solver_agent(GAME, sol)(batch(s, 64), jax.random.key(3))
+  mc = _monte_carlo(jax.random.key(2), batch(s, 64))
+  assert np.all(np.asarray(mc) == expected)
+  sol, solver = _solved()
+  ab = solver(batch(s, 64), jax.random.key(3))
   assert np.all(np.asarray(ab) == expected)
   key = sol.graph.add(jax.device_get(s))
   v, _ = alphabeta(sol.graph, key)
