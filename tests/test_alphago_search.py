@@ -184,7 +184,8 @@ def test_mixed_leaf_value_is_the_weighted_sum():
   static = dataclasses.replace(STATIC, num_simulations=1)
   states = roots()
   key = jax.random.key(3)
-  leaf = alphago.make_leaf_value(GAME, value_fn, static)
+  # One program for every λ (eagerly, each operation compiles on its own).
+  leaf = jax.jit(alphago.make_leaf_value(GAME, value_fn, static))
   obs = jax.vmap(GAME.observe)(states)
   v = leaf(GOOD[1], 0.0, key, states, obs)
   z = leaf(GOOD[1], 1.0, key, states, obs)

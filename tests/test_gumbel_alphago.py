@@ -35,9 +35,11 @@ def search(mixing, gumbel_scale, variables, key, states):
       gumbel_scale=gumbel_scale)
 
 
+@jax.jit
 def _reference(key, states, variables):
   """mctx's Gumbel MuZero policy over the AlphaZero recurrent function of
-  the same network: value-only leaves, no λ machinery."""
+  the same network: value-only leaves, no λ machinery. Jitted, as ours
+  is (eagerly its loops would compile op by op)."""
   root_key, search_key = jax.random.split(hash_prng_key(key))
   del root_key
   logits, value = alphazero.evaluate_states(GAME, linear_net, variables,
@@ -69,10 +71,10 @@ def test_lambda_zero_runs_no_rollout_and_one_no_value_network():
   states = roots()
   key = jax.random.key(4)
   # Rollouts that answer NaN: at λ = 0 none may be mixed in.
-  out = gumbel_alphago_search(
-      NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), key, states,
+  out = jax.jit(lambda k, s: gumbel_alphago_search(
+      NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), k, s,
       static=STATIC, params=_params(jnp.float32(0.0)),
-      max_num_considered_actions=4)
+      max_num_considered_actions=4))(key, states)
   assert np.all(np.isfinite(out.root_value))
   # A value network that answers NaN: at λ = 1 it may not run.
   good = search(jnp.float32(1.0), jnp.float32(1.0), GOOD[1], key, states)
@@ -117,17 +119,18 @@ def test_the_variant_runs_through_alphago_search_and_its_agent():
   config = alphago.AlphaGoSearchConfig(num_simulations=SIMS, mixing=0.0,
                                        variant="gumbel")
   key = jax.random.key(6)
-  through = alphago.alphago_search(GAME, policy_fn, value_fn,
-                                   (None, GOOD[1]), key, states,
-                                   config=config)
-  direct = gumbel_alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
-                                 key, states, static=config.static(),
-                                 params=config.params())
+  # Each jitted (eagerly a search compiles its loops op by op).
+  through = jax.jit(lambda k, s: alphago.alphago_search(
+      GAME, policy_fn, value_fn, (None, GOOD[1]), k, s, config=config))(
+          key, states)
+  direct = jax.jit(lambda k, s: gumbel_alphago_search(
+      GAME, policy_fn, value_fn, (None, GOOD[1]), k, s,
+      static=config.static(), params=config.params()))(key, states)
   np.testing.assert_array_equal(through.action, direct.action)
   np.testing.assert_array_equal(through.visit_counts, direct.visit_counts)
   agent = alphago.alphago_agent(GAME, policy_fn, value_fn, (None, GOOD[1]),
                                 config)
-  np.testing.assert_array_equal(agent(states, key), direct.action)
+  np.testing.assert_array_equal(jax.jit(agent)(states, key), direct.action)
   # The sequential-halving winner, not the most visited, is played where
   # they differ; both are legal.
   legal = np.asarray(states.legal_action_mask)
