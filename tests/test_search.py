@@ -34,24 +34,30 @@ def test_ucb1_scores_by_hand():
 def test_ucb1_selection_on_a_hand_built_tree_picks_b():
   # Root with two children as above, built through mctx's own tree; values
   # are stored from the child's mover's view, so W/N = 0.6 is V = -0.2.
-  state = batch(position([]), 1)
-  root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, 9)),
-                           value=jnp.zeros(1), embedding=state)
-  from mctx._src import search as ms
-  tree = ms.instantiate_tree_from_root(root, 2, jnp.zeros((1, 9)), None)
-  t = jax.tree.map(lambda x: x[0], tree)
-  t = t.replace(
-      node_visits=t.node_visits.at[0].set(100),
-      children_visits=t.children_visits.at[0, 3].set(50).at[0, 5].set(4),
-      children_values=t.children_values.at[0, 3].set(-0.2).at[0, 5].set(-0.6),
-      children_discounts=t.children_discounts.at[0].set(-1.0),
-      embeddings=t.embeddings.replace(
-          legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
-              jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
-  np.testing.assert_allclose(uct.children_win_rates(t, 0)[jnp.array([3, 5])], [0.6, 0.8],
-                             rtol=1e-6)
-  action = ucb1_action_selection(jax.random.key(0), t, 0,
-                                        exploration=math.sqrt(2))
+  # Built and searched by two compiled programs (eagerly, each operation
+  # would compile on its own).
+  @jax.jit
+  def hand_tree():
+    state = batch(position([]), 1)
+    root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, 9)),
+                             value=jnp.zeros(1), embedding=state)
+    from mctx._src import search as ms
+    tree = ms.instantiate_tree_from_root(root, 2, jnp.zeros((1, 9)), None)
+    t = jax.tree.map(lambda x: x[0], tree)
+    return t.replace(
+        node_visits=t.node_visits.at[0].set(100),
+        children_visits=t.children_visits.at[0, 3].set(50).at[0, 5].set(4),
+        children_values=t.children_values.at[0, 3].set(-0.2).at[0, 5].set(
+            -0.6),
+        children_discounts=t.children_discounts.at[0].set(-1.0),
+        embeddings=t.embeddings.replace(
+            legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
+                jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
+  rates, action = jax.jit(lambda t: (
+      uct.children_win_rates(t, 0)[jnp.array([3, 5])],
+      ucb1_action_selection(jax.random.key(0), t, 0,
+                            exploration=math.sqrt(2))))(hand_tree())
+  np.testing.assert_allclose(rates, [0.6, 0.8], rtol=1e-6)
   assert int(action) == 5
 
 
