@@ -119,18 +119,17 @@ def test_the_variant_runs_through_alphago_search_and_its_agent():
   config = alphago.AlphaGoSearchConfig(num_simulations=SIMS, mixing=0.0,
                                        variant="gumbel")
   key = jax.random.key(6)
-  # Each jitted (eagerly a search compiles its loops op by op).
-  through = jax.jit(lambda k, s: alphago.alphago_search(
-      GAME, policy_fn, value_fn, (None, GOOD[1]), k, s, config=config))(
-          key, states)
-  direct = jax.jit(lambda k, s: gumbel_alphago_search(
-      GAME, policy_fn, value_fn, (None, GOOD[1]), k, s,
-      static=config.static(), params=config.params()))(key, states)
+  through = alphago.alphago_search(GAME, policy_fn, value_fn,
+                                   (None, GOOD[1]), key, states,
+                                   config=config)
+  direct = gumbel_alphago_search(GAME, policy_fn, value_fn, (None, GOOD[1]),
+                                 key, states, static=config.static(),
+                                 params=config.params())
   np.testing.assert_array_equal(through.action, direct.action)
   np.testing.assert_array_equal(through.visit_counts, direct.visit_counts)
   agent = alphago.alphago_agent(GAME, policy_fn, value_fn, (None, GOOD[1]),
                                 config)
-  np.testing.assert_array_equal(jax.jit(agent)(states, key), direct.action)
+  np.testing.assert_array_equal(agent(states, key), direct.action)
   # The sequential-halving winner, not the most visited, is played where
   # they differ; both are legal.
   legal = np.asarray(states.legal_action_mask)
