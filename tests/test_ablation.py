@@ -390,13 +390,16 @@ def test_gumbel_variant_groups_equal_each_value_alone():
   key = jax.random.key(8)
   together, winrates, visits = _jit_agent(ablation.variant_agent(
       TTT, uniform_policy, _value, static, None, params))(states, key)
+  # One program for both values (jitted: eagerly the search would compile
+  # its loops op by op, twice).
+  alone_fn = jax.jit(lambda p, s, k: search.gumbel_alphago_search(
+      TTT, uniform_policy, _value, (None, None), k, s, static=static,
+      params=p))
   keys = jax.random.split(key, 2)
   for k in range(2):
     p = jax.tree.map(lambda x: x[k], params)
     s = jax.tree.map(lambda x: x[2 * k:2 * k + 2], states)
-    alone = search.gumbel_alphago_search(
-        TTT, uniform_policy, _value, (None, None), keys[k], s,
-        static=static, params=p)
+    alone = alone_fn(p, s, keys[k])
     np.testing.assert_array_equal(together[2 * k:2 * k + 2], alone.action)
     np.testing.assert_allclose(winrates[2 * k:2 * k + 2],
                                (alone.root_value + 1) / 2, rtol=1e-6)

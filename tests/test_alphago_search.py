@@ -105,11 +105,14 @@ def test_puct_scores_by_hand():
   np.testing.assert_allclose(want, [1.28094, 1.68205, 0.86603], atol=1e-5)
 
 
+@functools.lru_cache(maxsize=None)
+@jax.jit
 def hand_tree():
   """The tree of `test_puct_scores_by_hand` at the root, through mctx's own
   tree: legal children 3, 5, 7; 7 unvisited with a stored value that would
   read as Q = 0.9 if unvisited children were not 0; the rest illegal with a
-  huge stored Q."""
+  huge stored Q. Built once, by one compiled program (eagerly each
+  operation would compile on its own)."""
   state = batch(position([]), 1)
   logits = jnp.full((1, 9), -1e9).at[0, 3].set(math.log(0.75)).at[
       0, 5].set(math.log(0.2)).at[0, 7].set(math.log(0.05))
@@ -131,14 +134,20 @@ def hand_tree():
           legal_action_mask=t.embeddings.legal_action_mask.at[0].set(legal)))
 
 
+# The selection at the root, jitted once for every key, c and n_vl (run
+# eagerly, each of its operations would compile on its own).
+select_at_root = jax.jit(lambda key, t, c_puct, virtual_loss: (
+    alphago.alphago_action_selection(key, t, 0, c_puct=c_puct,
+                                     virtual_loss=virtual_loss)))
+
+
 @pytest.mark.parametrize("c_puct,want", [(5.0, 5), (1.0, 3)])
 def test_selection_on_a_hand_built_tree(c_puct, want):
   # c = 5: scores 1.281, 1.682, 0.866 -> 5 (7 would win, 1.766, if its
   # stored value counted). c = 1: 0.336, 0.296, 0.173 -> 3.
   t = hand_tree()
   for seed in range(4):
-    action = alphago.alphago_action_selection(jax.random.key(seed), t, 0,
-                                              c_puct=c_puct)
+    action = select_at_root(jax.random.key(seed), t, c_puct, 0.0)
     assert int(action) == want
 
 
@@ -175,7 +184,8 @@ def test_mixed_leaf_value_is_the_weighted_sum():
   static = dataclasses.replace(STATIC, num_simulations=1)
   states = roots()
   key = jax.random.key(3)
-  leaf = alphago.make_leaf_value(GAME, value_fn, static)
+  # One program for every λ (eagerly, each operation compiles on its own).
+  leaf = jax.jit(alphago.make_leaf_value(GAME, value_fn, static))
   obs = jax.vmap(GAME.observe)(states)
   v = leaf(GOOD[1], 0.0, key, states, obs)
   z = leaf(GOOD[1], 1.0, key, states, obs)
@@ -308,8 +318,7 @@ def test_virtual_loss_selection_by_hand():
   t = hand_tree()
   pending = jnp.zeros(t.children_visits.shape).at[0, 5].set(1.0)
   t = t.replace(extra_data=pending)
-  pick = lambda vl: int(alphago.alphago_action_selection(
-      jax.random.key(0), t, 0, c_puct=5.0, virtual_loss=vl))
+  pick = lambda vl: int(select_at_root(jax.random.key(0), t, 5.0, vl))
   assert pick(3.0) == 3
   assert pick(0.0) == 5  # no virtual loss: the plain choice
 
@@ -418,7 +427,8 @@ def test_network_view_is_one_of_the_eight_orientations_mapped_back(
   from alphago_jax.games import symmetry  # pylint: disable=import-outside-toplevel
   if game_name == "go":
     game = games.make("go", size=5)
-    s = game.step(game.step(game.init(None), 7), 13)
+    # Jitted: Go's step run eagerly compiles its loops op by op (seconds).
+    s = jax.jit(lambda: game.step(game.step(game.init(None), 7), 13))()
     weights = np.random.default_rng(1).normal(
         size=(int(np.prod(game.observation_shape)), game.num_actions))
     net = lambda obs: obs.reshape(obs.shape[0], -1) @ jnp.asarray(
@@ -428,39 +438,50 @@ def test_network_view_is_one_of_the_eight_orientations_mapped_back(
     net = lambda obs: policy_fn(None, obs, None)
   size = game.observation_shape[0]
   states = batch(s, 16)
-  obs = jax.vmap(game.observe)(states)
-  view = alphago._network_view(  # pylint: disable=protected-access
-      game, jax.random.key(3), jnp.float32(1.0), obs,
-      states.legal_action_mask)
-  logits = np.asarray(view.to_board(net(view.obs)))
+  obs = jax.jit(jax.vmap(game.observe))(states)
+  legal = np.asarray(states.legal_action_mask)
+
+  @jax.jit
+  def look(random_symmetry):
+    """The view's observations and legal moves, and the network's prior
+    mapped back to the board; one program for both flags."""
+    view = alphago._network_view(  # pylint: disable=protected-access
+        game, jax.random.key(3), random_symmetry, obs, legal)
+    return view.obs, view.legal, view.to_board(net(view.obs))
+
+  view_obs, view_legal, logits = (np.asarray(x) for x in look(
+      jnp.float32(1.0)))
+  # Every orientation of every row, by the independent tables.
+  turned = [np.asarray(symmetry.transform_observation(obs, i))
+            for i in range(symmetry.NUM_SYMMETRIES)]
+  seen = [np.asarray(net(t)) for t in turned]
+  wheres = [np.asarray(symmetry.transform_action(np.arange(size * size), i,
+                                                 size))
+            for i in range(symmetry.NUM_SYMMETRIES)]
   found = set()
   for row in range(16):
     matches = []
     for i in range(symmetry.NUM_SYMMETRIES):
-      turned = symmetry.transform_observation(obs[row], i)
-      seen = np.asarray(net(turned[None]))[0]
-      where = np.asarray(symmetry.transform_action(
-          np.arange(size * size), i, size))
-      want = seen[where]
+      where = wheres[i]
+      want = seen[i][row][where]
       if np.allclose(logits[row, :size * size], want, atol=1e-5):
         matches.append(i)
-        np.testing.assert_array_equal(view.obs[row], turned)
+        np.testing.assert_array_equal(view_obs[row], turned[i][row])
         moved = np.zeros(game.num_actions, bool)
-        moved[where] = np.asarray(states.legal_action_mask[row, :size * size])
+        moved[where] = legal[row, :size * size]
         if game.num_actions > size * size:
-          moved[-1] = states.legal_action_mask[row, -1]
-          assert logits[row, -1] == pytest.approx(seen[-1], abs=1e-5)
-        np.testing.assert_array_equal(view.legal[row], moved)
+          moved[-1] = legal[row, -1]
+          assert logits[row, -1] == pytest.approx(seen[i][row, -1],
+                                                  abs=1e-5)
+        np.testing.assert_array_equal(view_legal[row], moved)
     assert matches, f"row {row}: no orientation gives its prior"
     found.update(matches)
   assert len(found) >= 4
   # random_symmetry = 0: the board as it stands.
-  plain = alphago._network_view(  # pylint: disable=protected-access
-      game, jax.random.key(3), jnp.float32(0.0), obs,
-      states.legal_action_mask)
-  np.testing.assert_array_equal(plain.obs, obs)
-  np.testing.assert_array_equal(plain.legal, states.legal_action_mask)
-  np.testing.assert_array_equal(plain.to_board(net(plain.obs)), net(obs))
+  plain_obs, plain_legal, plain_logits = look(jnp.float32(0.0))
+  np.testing.assert_array_equal(plain_obs, obs)
+  np.testing.assert_array_equal(plain_legal, legal)
+  np.testing.assert_array_equal(plain_logits, net(obs))
 
 
 class FlatTicTacToe(TicTacToe):

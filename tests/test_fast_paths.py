@@ -161,18 +161,22 @@ def _compare_with_mctx(key, num_simulations, max_depth=None, moves=(),
                        root_c=1.4, interior_c=1.4, batch=6):
   states = jax.tree.map(lambda x: jnp.repeat(x[None], batch, 0),
                         position(list(moves)))
-  root = mctx.RootFnOutput(prior_logits=jnp.zeros((batch, 9)),
-                           value=jnp.zeros(batch), embedding=states)
-  kwargs = dict(
-      root=root, recurrent_fn=rollout_recurrent_fn(GAME),
-      root_action_selection_fn=functools.partial(
-          ucb1_action_selection, exploration=root_c),
-      interior_action_selection_fn=functools.partial(
-          ucb1_action_selection, exploration=interior_c),
-      num_simulations=num_simulations, max_depth=max_depth,
-      invalid_actions=(~states.legal_action_mask).astype(jnp.float32))
-  ours = jax.jit(lambda k: tree_search.search(None, k, **kwargs))(key)
-  ref = jax.jit(lambda k: mctx.search(None, k, **kwargs))(key)
+
+  def run(search_fn, k, states):
+    # The position is an argument: cases that differ only in it share one
+    # compiled program (and the XLA cache).
+    root = mctx.RootFnOutput(prior_logits=jnp.zeros((batch, 9)),
+                             value=jnp.zeros(batch), embedding=states)
+    return search_fn(
+        None, k, root=root, recurrent_fn=rollout_recurrent_fn(GAME),
+        root_action_selection_fn=functools.partial(
+            ucb1_action_selection, exploration=root_c),
+        interior_action_selection_fn=functools.partial(
+            ucb1_action_selection, exploration=interior_c),
+        num_simulations=num_simulations, max_depth=max_depth,
+        invalid_actions=(~states.legal_action_mask).astype(jnp.float32))
+  ours = jax.jit(functools.partial(run, tree_search.search))(key, states)
+  ref = jax.jit(functools.partial(run, mctx.search))(key, states)
   for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(ref)):
     np.testing.assert_array_equal(a, b)
 
@@ -180,7 +184,8 @@ def _compare_with_mctx(key, num_simulations, max_depth=None, moves=(),
 @pytest.mark.parametrize("case", [
     dict(num_simulations=50, max_depth=2),
     dict(num_simulations=40, root_c=0.0, interior_c=3.0),
-    dict(num_simulations=40, moves=(4, 0, 8)),
+    # The same budget and constants: one program each for the two below.
+    dict(num_simulations=60, moves=(4, 0, 8)),
     dict(num_simulations=60, moves=(0, 3, 1, 4, 6, 2)),  # Three empty cells: terminal nodes in the tree.
 ])
 def test_batched_search_builds_mctx_tree_with_hash_keys(case):

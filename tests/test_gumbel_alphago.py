@@ -35,9 +35,11 @@ def search(mixing, gumbel_scale, variables, key, states):
       gumbel_scale=gumbel_scale)
 
 
+@jax.jit
 def _reference(key, states, variables):
   """mctx's Gumbel MuZero policy over the AlphaZero recurrent function of
-  the same network: value-only leaves, no λ machinery."""
+  the same network: value-only leaves, no λ machinery. Jitted, as ours
+  is (eagerly its loops would compile op by op)."""
   root_key, search_key = jax.random.split(hash_prng_key(key))
   del root_key
   logits, value = alphazero.evaluate_states(GAME, linear_net, variables,
@@ -69,10 +71,10 @@ def test_lambda_zero_runs_no_rollout_and_one_no_value_network():
   states = roots()
   key = jax.random.key(4)
   # Rollouts that answer NaN: at λ = 0 none may be mixed in.
-  out = gumbel_alphago_search(
-      NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), key, states,
+  out = jax.jit(lambda k, s: gumbel_alphago_search(
+      NAN_GAME, policy_fn, value_fn, (None, GOOD[1]), k, s,
       static=STATIC, params=_params(jnp.float32(0.0)),
-      max_num_considered_actions=4)
+      max_num_considered_actions=4))(key, states)
   assert np.all(np.isfinite(out.root_value))
   # A value network that answers NaN: at λ = 1 it may not run.
   good = search(jnp.float32(1.0), jnp.float32(1.0), GOOD[1], key, states)

@@ -34,24 +34,30 @@ def test_ucb1_scores_by_hand():
 def test_ucb1_selection_on_a_hand_built_tree_picks_b():
   # Root with two children as above, built through mctx's own tree; values
   # are stored from the child's mover's view, so W/N = 0.6 is V = -0.2.
-  state = batch(position([]), 1)
-  root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, 9)),
-                           value=jnp.zeros(1), embedding=state)
-  from mctx._src import search as ms
-  tree = ms.instantiate_tree_from_root(root, 2, jnp.zeros((1, 9)), None)
-  t = jax.tree.map(lambda x: x[0], tree)
-  t = t.replace(
-      node_visits=t.node_visits.at[0].set(100),
-      children_visits=t.children_visits.at[0, 3].set(50).at[0, 5].set(4),
-      children_values=t.children_values.at[0, 3].set(-0.2).at[0, 5].set(-0.6),
-      children_discounts=t.children_discounts.at[0].set(-1.0),
-      embeddings=t.embeddings.replace(
-          legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
-              jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
-  np.testing.assert_allclose(uct.children_win_rates(t, 0)[jnp.array([3, 5])], [0.6, 0.8],
-                             rtol=1e-6)
-  action = ucb1_action_selection(jax.random.key(0), t, 0,
-                                        exploration=math.sqrt(2))
+  # Built and searched by two compiled programs (eagerly, each operation
+  # would compile on its own).
+  @jax.jit
+  def hand_tree():
+    state = batch(position([]), 1)
+    root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, 9)),
+                             value=jnp.zeros(1), embedding=state)
+    from mctx._src import search as ms
+    tree = ms.instantiate_tree_from_root(root, 2, jnp.zeros((1, 9)), None)
+    t = jax.tree.map(lambda x: x[0], tree)
+    return t.replace(
+        node_visits=t.node_visits.at[0].set(100),
+        children_visits=t.children_visits.at[0, 3].set(50).at[0, 5].set(4),
+        children_values=t.children_values.at[0, 3].set(-0.2).at[0, 5].set(
+            -0.6),
+        children_discounts=t.children_discounts.at[0].set(-1.0),
+        embeddings=t.embeddings.replace(
+            legal_action_mask=t.embeddings.legal_action_mask.at[0].set(
+                jnp.zeros(9, bool).at[3].set(True).at[5].set(True))))
+  rates, action = jax.jit(lambda t: (
+      uct.children_win_rates(t, 0)[jnp.array([3, 5])],
+      ucb1_action_selection(jax.random.key(0), t, 0,
+                            exploration=math.sqrt(2))))(hand_tree())
+  np.testing.assert_allclose(rates, [0.6, 0.8], rtol=1e-6)
   assert int(action) == 5
 
 
@@ -85,30 +91,49 @@ def flipped_ucb1(rng_key, tree, node_index, depth=0, *, exploration):
   return argmax_random_tiebreak(rng_key, scores, legal)
 
 
+@functools.lru_cache(maxsize=None)
+def _uct_actions(n, selection):
+  """UCT's moves, jitted once per budget and selection (called eagerly, the
+  search compiles its loops op by op: ten times the cost). Traced on its
+  first call, inside `run_uct`'s patch of the selection."""
+  del selection  # the cache key: what `run_uct` patches in
+  return jax.jit(lambda key, states: search.uct_search(
+      GAME, key, states, config=search.UCTConfig(num_simulations=n)).action)
+
+
 def run_uct(state, n, selection=None):
   states = batch(state, 64)
   if selection is not None:
     old = uct.ucb1_action_selection
     uct.ucb1_action_selection = selection
   try:
-    out = search.uct_search(GAME, jax.random.key(1), states,
-                            config=search.UCTConfig(num_simulations=n))
+    out = _uct_actions(n, selection)(jax.random.key(1), states)
   finally:
     if selection is not None:
       uct.ucb1_action_selection = old
-  return np.asarray(out.action)
+  return np.asarray(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _solved():
+  """The exact solver's table and its agent, jitted; shared by the cases."""
+  sol = solve(GAME)
+  return sol, jax.jit(search.solver_agent(GAME, sol))
+
+
+_monte_carlo = jax.jit(lambda key, states: search.monte_carlo_search(
+    GAME, key, states,
+    config=search.MonteCarloConfig(rollouts_per_action=200)).action)
 
 
 @pytest.mark.parametrize("moves,expected", [WIN_IN_ONE, MUST_BLOCK])
 def test_every_search_finds_the_win_or_the_block(moves, expected):
   s = position(moves)
   assert np.all(run_uct(s, 300) == expected)
-  mc = search.monte_carlo_search(
-      GAME, jax.random.key(2), batch(s, 64),
-      config=search.MonteCarloConfig(rollouts_per_action=200))
-  assert np.all(np.asarray(mc.action) == expected)
-  sol = solve(GAME)
-  ab = search.solver_agent(GAME, sol)(batch(s, 64), jax.random.key(3))
+  mc = _monte_carlo(jax.random.key(2), batch(s, 64))
+  assert np.all(np.asarray(mc) == expected)
+  sol, solver = _solved()
+  ab = solver(batch(s, 64), jax.random.key(3))
   assert np.all(np.asarray(ab) == expected)
   key = sol.graph.add(jax.device_get(s))
   v, _ = alphabeta(sol.graph, key)
