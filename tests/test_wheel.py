@@ -18,6 +18,8 @@ import sys
 import sysconfig
 import zipfile
 
+import pytest
+
 from alphago_jax.zoo import checkpoints, presets, rollout_policies
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -159,7 +161,10 @@ print(os.path.isdir(module.REPOSITORY))
 """
 
 
-def test_wheel_installs_in_a_fresh_venv_and_plays_strongest_9x9(tmp_path):
+def _installed_plays(tmp_path, preset, *options):
+  """Builds and checks the wheel, installs it in a fresh venv and plays
+  `genmove b` with `preset` through the installed console script, from
+  outside the checkout; returns the engine's stderr."""
   wheel, src = _build_wheel(tmp_path)
   _check_contents(wheel, src)
   venv, site = _venv_with_wheel(tmp_path, wheel)
@@ -177,13 +182,28 @@ def test_wheel_installs_in_a_fresh_venv_and_plays_strongest_9x9(tmp_path):
     for rel in files:
       assert os.path.isfile(os.path.join(root, folder, rel)), (folder, rel)
 
-  # The console script, as a newcomer runs it. The preset's search at a
-  # smaller budget: compiling it costs the same, searching costs less.
-  gtp = _run([str(venv / "bin" / "alphago-jax"), "gtp", "--preset",
-              "strongest-9x9", "--simulations", "64"],
-             input="boardsize 9\ngenmove b\nquit\n", cwd=tmp_path, env=env)
+  # The console script, as a newcomer runs it.
+  gtp = _run([str(venv / "bin" / "alphago-jax"), "gtp", "--preset", preset,
+              *options], input="boardsize 9\ngenmove b\nquit\n",
+             cwd=tmp_path, env=env)
   assert GTP_VERTEX.search(gtp.stdout), gtp.stdout + gtp.stderr[-2000:]
-  assert "sl9" in gtp.stderr and "value9s2" in gtp.stderr, gtp.stderr
+  return gtp.stderr
+
+
+def test_wheel_installs_in_a_fresh_venv_and_plays_from_its_networks(
+    tmp_path):
+  # p_σ alone (no search, little to compile), its network read from the
+  # installed package; the slow test below plays the search preset.
+  stderr = _installed_plays(tmp_path, "sl-policy-9x9")
+  assert "sl9" in stderr, stderr
+
+
+@pytest.mark.slow
+def test_wheel_installs_in_a_fresh_venv_and_plays_strongest_9x9(tmp_path):
+  # The preset's search at a smaller budget: compiling it costs the same,
+  # searching costs less.
+  stderr = _installed_plays(tmp_path, "strongest-9x9", "--simulations", "64")
+  assert "sl9" in stderr and "value9s2" in stderr, stderr
 
 
 def test_checkpoints_root_is_the_env_then_the_package_then_the_checkout(
