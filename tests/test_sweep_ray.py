@@ -1,11 +1,13 @@
 """Sweeps on a Ray cluster (`alphago-jax sweep --ray`, `core.ray_jobs`).
 
 One local cluster of two one-CPU nodes on this machine
-(`ray.cluster_utils.Cluster`, shared by the file's tests) plays a small
-sweep (round robin; with GNU Go in a slow test): its tables and game
-records equal a local run's of the same command; a worker killed in the
-middle of a job has the job played again, every game once; and the package
-never imports Ray unless `--ray` is given."""
+(`ray.cluster_utils.Cluster`, shared by the file's tests). The default
+suite checks `core.ray_jobs` on it with jobs that import nothing: a worker
+killed in the middle of a job has the job run again and written once, a
+failing job stops the run, other code is refused; and the package never
+imports Ray unless `--ray` is given. The slow suite plays a small sweep on
+the cluster (round robin; and with GNU Go): its tables and game records
+equal a local run's of the same command, with a worker killed mid-job."""
 
 import contextlib
 import io
@@ -165,6 +167,7 @@ def _run_killing(command, out, cluster, job):
   return killed, printed.getvalue()
 
 
+@pytest.mark.slow
 def test_ray_sweep_writes_the_tables_and_games_of_the_local_run(
     ray_run, local_run):
   out, _, printed = ray_run
@@ -177,6 +180,7 @@ def test_ray_sweep_writes_the_tables_and_games_of_the_local_run(
              for job in JOBS for g in ours[2][f"{job}.json"]["games"])
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_job_has_its_job_replayed_every_game_once(
     ray_run):
   out, killed, _ = ray_run
@@ -184,6 +188,7 @@ def test_worker_killed_mid_job_has_its_job_replayed_every_game_once(
   check_complete(out)  # ... and rr-001 was played again, and written once.
 
 
+@pytest.mark.slow
 def test_rerun_resumes_with_nothing_sent_or_rewritten(ray_run, cluster,
                                                       capsys):
   out = ray_run[0]
@@ -206,6 +211,25 @@ def test_gnugo_jobs_on_the_cluster_equal_the_local_run(cluster, tmp_path):
   assert len(killed) == 1 and "ray: 2 jobs sent" in printed
   check_complete(out, GNUGO_JOBS)
   assert outputs(out) == outputs(local)
+
+
+def test_a_killed_workers_job_runs_again_and_is_written_once(cluster):
+  # Two jobs of a second each (`time.sleep`, a module-level function every
+  # worker has); the worker of job b is killed (SIGKILL) half-way through.
+  stop, killed, written = threading.Event(), [], []
+  killer = threading.Thread(target=_kill_when_running,
+                            args=("ray::job b", 0.5, stop, killed))
+  killer.start()
+  try:
+    assert ray_jobs.run(time.sleep, [("a", 1.0), ("b", 1.0)],
+                        lambda name, result: written.append((name, result)),
+                        address=cluster.address,
+                        log=lambda line: None) == 2
+  finally:
+    stop.set()
+    killer.join()
+  assert len(killed) == 1
+  assert sorted(written) == [("a", None), ("b", None)]
 
 
 def test_a_job_that_fails_stops_the_run_and_keeps_what_was_written(
