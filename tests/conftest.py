@@ -21,7 +21,7 @@ profiles.load()
 # compiles them far faster (a search test file: 177 s -> 106 s). The flag
 # changes how fast the code runs, not what it computes; benchmarks and
 # real runs keep the default. `helpers.env` passes it to subprocesses.
-# XLA's intra-op thread pool off too (one thread per process): the suite
+# XLA's multithreaded Eigen off too (one thread per process): the suite
 # already runs a process per core, the test programs are too small to
 # split, and handing their work to a second thread costs CPU (about a
 # tenth of two search test files' CPU time).
@@ -30,8 +30,7 @@ profiles.load()
 # fuse differently, and the tests that compare two searches' trees or a
 # run with and without SGF recording bit for bit then fail.)
 TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0 "
-                  "--xla_cpu_multi_thread_eigen=false "
-                  "intra_op_parallelism_threads=1")
+                  "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("ALPHAGO_JAX_TEST_XLA_FLAGS", TEST_XLA_FLAGS)
 os.environ["XLA_FLAGS"] = " ".join(filter(None, [
     os.environ.get("XLA_FLAGS", ""),
